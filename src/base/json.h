@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON parsing (nlohmann) at the boundary: untrusted text becomes a Result, never an exception.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace mineru {
+
+using Json = nlohmann::json;
+
+// Nesting deeper than this is refused before it can exhaust the stack.
+inline constexpr int kJsonMaxDepth = 64;
+
+// name appears in error messages ("config.json").
+Result<Json> ParseJson(std::string_view text, std::string_view name);
+Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes);
+
+// Field access with errors that name the field: "config.json: 'hidden_size' must be an integer".
+// Find* return nullopt when the key is absent and an error when it has the wrong type.
+Result<std::optional<int64_t>> FindInt(const Json& object, std::string_view key,
+                                       std::string_view where);
+Result<std::optional<double>> FindNumber(const Json& object, std::string_view key,
+                                         std::string_view where);
+Result<std::optional<bool>> FindBool(const Json& object, std::string_view key,
+                                     std::string_view where);
+Result<std::optional<std::string>> FindString(const Json& object, std::string_view key,
+                                              std::string_view where);
+Result<std::optional<std::vector<int64_t>>> FindIntArray(const Json& object, std::string_view key,
+                                                         std::string_view where);
+
+}  // namespace mineru
