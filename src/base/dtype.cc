@@ -47,9 +47,9 @@ uint16_t F32ToF16(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint32_t sign = (bits >> 16) & 0x8000u;
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (abs < 0x38800000u) {                                                // subnormal or zero
+  if (abs < 0x38800000u) {                                               // subnormal or zero
     // value = abs_float; f16 subnormal unit is 2^-24.
     const float magnitude = std::bit_cast<float>(abs);
     // Adding 0.5 (2^-1) aligns the 2^-24 unit to the float32 mantissa LSB region; the FPU's

@@ -105,8 +105,8 @@ Result<std::optional<std::vector<int64_t>>> FindIntArray(const Json& object, std
   std::vector<int64_t> out;
   for (const Json& item : *value) {
     if (!item.is_number_integer()) {
-      return Fail(ErrorCode::kCorrupt, "{}: '{}' must be an array of integers, got {}", where,
-                  key, value->dump());
+      return Fail(ErrorCode::kCorrupt, "{}: '{}' must be an array of integers, got {}", where, key,
+                  value->dump());
     }
     out.push_back(item.get<int64_t>());
   }

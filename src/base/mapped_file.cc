@@ -34,7 +34,8 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Fail(ErrorCode::kIo, "{}: cannot stat: {}", path, ErrnoText());
-  if (!S_ISREG(st.st_mode)) return Fail(ErrorCode::kInvalidArgument, "{}: not a regular file", path);
+  if (!S_ISREG(st.st_mode))
+    return Fail(ErrorCode::kInvalidArgument, "{}: not a regular file", path);
   MappedFile file;
   file.path_ = path;
   file.size_ = static_cast<size_t>(st.st_size);
@@ -74,7 +75,8 @@ Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes) 
   FdCloser closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Fail(ErrorCode::kIo, "{}: cannot stat: {}", path, ErrnoText());
-  if (!S_ISREG(st.st_mode)) return Fail(ErrorCode::kInvalidArgument, "{}: not a regular file", path);
+  if (!S_ISREG(st.st_mode))
+    return Fail(ErrorCode::kInvalidArgument, "{}: not a regular file", path);
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
     return Fail(ErrorCode::kResourceExhausted, "{}: {} bytes is over the limit of {} bytes", path,
                 st.st_size, max_bytes);

@@ -192,8 +192,8 @@ Result<NpyArray> ParseNpy(std::span<const uint8_t> file, const std::string& name
     header_start = 10;
   } else if (major == 2 || major == 3) {
     if (file.size() < 12) return Fail(ErrorCode::kCorrupt, "{}: truncated header", name);
-    header_len = file[8] | (size_t{file[9]} << 8) | (size_t{file[10]} << 16) |
-                 (size_t{file[11]} << 24);
+    header_len =
+        file[8] | (size_t{file[9]} << 8) | (size_t{file[10]} << 16) | (size_t{file[11]} << 24);
     header_start = 12;
   } else {
     return Fail(ErrorCode::kUnsupported, "{}: .npy format version {} not supported", name, major);
@@ -239,7 +239,8 @@ Result<NpyArray> ParseNpy(std::span<const uint8_t> file, const std::string& name
     size_t used = 0;
     while (used < dims.size() && dims[used] >= '0' && dims[used] <= '9') {
       d = d * 10 + static_cast<uint64_t>(dims[used] - '0');
-      if (d > (uint64_t{1} << 40)) return Fail(ErrorCode::kCorrupt, "{}: dimension too large", name);
+      if (d > (uint64_t{1} << 40))
+        return Fail(ErrorCode::kCorrupt, "{}: dimension too large", name);
       ++used;
     }
     if (used == 0) return Fail(ErrorCode::kCorrupt, "{}: bad shape '{}'", name, dims);

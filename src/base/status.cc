@@ -30,9 +30,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "error";
 }
 
-std::string Error::ToString() const {
-  return std::string(ErrorCodeName(code)) + ": " + message;
-}
+std::string Error::ToString() const { return std::string(ErrorCodeName(code)) + ": " + message; }
 
 void CheckFailed(const char* file, int line, const char* condition, const std::string& message) {
   std::fprintf(stderr, "%s:%d: check failed: %s %s\n", file, line, condition, message.c_str());

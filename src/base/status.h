@@ -71,9 +71,9 @@ inline Error WithContext(Error error, std::string_view context) {
 #define MINERU_CONCAT(a, b) MINERU_CONCAT_INNER(a, b)
 
 // Returns the error of a Status/Result expression from the enclosing function.
-#define MINERU_RETURN_IF_ERROR(expr)                                  \
-  do {                                                                \
-    auto mineru_status_ = (expr);                                     \
+#define MINERU_RETURN_IF_ERROR(expr)                                    \
+  do {                                                                  \
+    auto mineru_status_ = (expr);                                       \
     if (!mineru_status_) return tl::unexpected(mineru_status_.error()); \
   } while (0)
 
@@ -86,7 +86,7 @@ inline Error WithContext(Error error, std::string_view context) {
   lhs = std::move(tmp).value()
 
 // Invariant checks for programming errors only (never for input-derived conditions).
-#define MINERU_CHECK(cond, ...)                                                          \
-  do {                                                                                   \
-    if (!(cond)) ::mineru::CheckFailed(__FILE__, __LINE__, #cond, fmt::format(""  __VA_ARGS__)); \
+#define MINERU_CHECK(cond, ...)                                                                 \
+  do {                                                                                          \
+    if (!(cond)) ::mineru::CheckFailed(__FILE__, __LINE__, #cond, fmt::format("" __VA_ARGS__)); \
   } while (0)

@@ -30,7 +30,8 @@ class ThreadPool {
   template <class Fn>
   void ParallelFor(size_t num_tasks, Fn&& fn) {
     using F = std::remove_reference_t<Fn>;
-    Run(num_tasks, &fn, [](void* f, size_t task, int thread) { (*static_cast<F*>(f))(task, thread); });
+    Run(num_tasks, &fn,
+        [](void* f, size_t task, int thread) { (*static_cast<F*>(f))(task, thread); });
   }
 
  private:

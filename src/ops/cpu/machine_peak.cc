@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/cpu/machine_peak.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include <hwy/aligned_allocator.h>
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "ops/machine_peak.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mineru::ops::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// 16 independent chains cover FMA latency (4-5 cycles) times 2-3 FMA pipes on any current core.
+// Returns FLOPs done.
+double FmaChains(size_t iterations, float seed, float* sink) {
+  const DF df;
+  const VF m = hn::Set(df, 0.999999f);
+  const VF a = hn::Set(df, 1e-7f);
+  VF acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = hn::Set(df, seed + static_cast<float>(i));
+  for (size_t it = 0; it < iterations; ++it) {
+    for (int i = 0; i < 16; ++i) acc[i] = hn::MulAdd(acc[i], m, a);
+  }
+  VF total = acc[0];
+  for (int i = 1; i < 16; ++i) total = hn::Add(total, acc[i]);
+  *sink = hn::GetLane(total);  // keeps the chains alive
+  return static_cast<double>(iterations) * 16.0 * static_cast<double>(hn::Lanes(df)) * 2.0;
+}
+
+float SumRange(const float* HWY_RESTRICT p, size_t n) {
+  const DF df;
+  const size_t lanes = hn::Lanes(df);
+  VF acc0 = hn::Zero(df), acc1 = hn::Zero(df), acc2 = hn::Zero(df), acc3 = hn::Zero(df);
+  size_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    acc0 = hn::Add(acc0, hn::Load(df, p + i));
+    acc1 = hn::Add(acc1, hn::Load(df, p + i + lanes));
+    acc2 = hn::Add(acc2, hn::Load(df, p + i + 2 * lanes));
+    acc3 = hn::Add(acc3, hn::Load(df, p + i + 3 * lanes));
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(df, hn::Add(hn::Add(acc0, acc1), hn::Add(acc2, acc3))));
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
+}  // namespace mineru::ops::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mineru::ops {
+
+HWY_EXPORT(FmaChains);
+HWY_EXPORT(SumRange);
+
+namespace {
+double Seconds(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+double MeasureFmaPeakGflops(ThreadPool& pool, double seconds) {
+  const int threads = pool.num_threads();
+  std::vector<float> sinks(static_cast<size_t>(threads) * 16);
+  // Calibrate the iteration count on one thread.
+  size_t iterations = 1 << 16;
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    HWY_DYNAMIC_DISPATCH(FmaChains)(iterations, 1.0f, sinks.data());
+    if (Seconds(start) > seconds / 4 || iterations > (size_t{1} << 34)) break;
+    iterations *= 2;
+  }
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    std::atomic<double> flops{0};
+    const auto start = std::chrono::steady_clock::now();
+    pool.ParallelFor(static_cast<size_t>(threads), [&](size_t task, int) {
+      const double done = HWY_DYNAMIC_DISPATCH(FmaChains)(iterations * 4, static_cast<float>(task),
+                                                          sinks.data() + task * 16);
+      double expected = flops.load();
+      while (!flops.compare_exchange_weak(expected, expected + done)) {
+      }
+    });
+    best = std::max(best, flops.load() / Seconds(start) / 1e9);
+  }
+  return best;
+}
+
+double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes, int repeats) {
+  const size_t n = bytes / sizeof(float);
+  auto buffer = hwy::AllocateAligned<float>(n);
+  // Touch every page with real values (untouched pages would read the shared zero page).
+  const size_t threads = static_cast<size_t>(pool.num_threads());
+  const size_t per_task = (n / threads + 63) / 64 * 64;
+  pool.ParallelFor(threads, [&](size_t task, int) {
+    const size_t begin = std::min(n, task * per_task);
+    const size_t end = std::min(n, begin + per_task);
+    for (size_t i = begin; i < end; ++i) buffer[i] = static_cast<float>(i & 1023);
+  });
+  std::vector<float> sums(threads);
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    pool.ParallelFor(threads, [&](size_t task, int) {
+      const size_t begin = std::min(n, task * per_task);
+      const size_t end = std::min(n, begin + per_task);
+      sums[task] = HWY_DYNAMIC_DISPATCH(SumRange)(buffer.get() + begin, end - begin);
+    });
+    best = std::max(best, static_cast<double>(n * sizeof(float)) / Seconds(start) / 1e9);
+  }
+  return best;
+}
+
+}  // namespace mineru::ops
+#endif  // HWY_ONCE

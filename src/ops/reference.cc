@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ops/reference.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace mineru::ops::reference {
+
+float LoadElement(const MatrixView& w, int64_t r, int64_t c) {
+  const uint8_t* row = w.Row(r);
+  switch (w.dtype) {
+    case DType::kBF16: {
+      uint16_t bits;
+      std::memcpy(&bits, row + 2 * c, 2);
+      return Bf16ToF32(bits);
+    }
+    case DType::kF16: {
+      uint16_t bits;
+      std::memcpy(&bits, row + 2 * c, 2);
+      return F16ToF32(bits);
+    }
+    default: {
+      float value;
+      std::memcpy(&value, row + 4 * c, 4);
+      return value;
+    }
+  }
+}
+
+void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+            float* y, int64_t ldy, bool accumulate) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < w.rows; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < w.cols; ++k) sum += double{x[i * ldx + k]} * LoadElement(w, j, k);
+      if (bias != nullptr) sum += bias[j];
+      if (accumulate) sum += y[i * ldy + j];
+      y[i * ldy + j] = static_cast<float>(sum);
+    }
+  }
+}
+
+void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
+             float* y, int64_t ldy) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum_sq = 0;
+    for (int64_t c = 0; c < dim; ++c) sum_sq += double{x[r * ldx + c]} * x[r * ldx + c];
+    const double inv = 1.0 / std::sqrt(sum_sq / dim + eps);
+    for (int64_t c = 0; c < dim; ++c) {
+      y[r * ldy + c] = static_cast<float>(weight[c] * (x[r * ldx + c] * inv));
+    }
+  }
+}
+
+void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,
+               const float* bias, float eps, float* y, int64_t ldy) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0;
+    for (int64_t c = 0; c < dim; ++c) mean += x[r * ldx + c];
+    mean /= dim;
+    double var = 0;
+    for (int64_t c = 0; c < dim; ++c) var += (x[r * ldx + c] - mean) * (x[r * ldx + c] - mean);
+    var /= dim;
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t c = 0; c < dim; ++c) {
+      y[r * ldy + c] = static_cast<float>((x[r * ldx + c] - mean) * inv * weight[c] + bias[c]);
+    }
+  }
+}
+
+void QuickGelu(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i] / (1.0 + std::exp(-1.702 * x[i])));
+}
+
+void GeluErf(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+  }
+}
+
+void SiluMul(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    gate[i] = static_cast<float>(gate[i] / (1.0 + std::exp(-double{gate[i]})) * up[i]);
+  }
+}
+
+void RopeRotateHalf(float* x, int64_t rows, int64_t ldx, int heads, int head_dim, const float* cos,
+                    const float* sin) {
+  const int half = head_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int h = 0; h < heads; ++h) {
+      float* v = x + r * ldx + int64_t{h} * head_dim;
+      for (int j = 0; j < half; ++j) {
+        const double c = cos[r * half + j], s = sin[r * half + j];
+        const double a = v[j], b = v[j + half];
+        v[j] = static_cast<float>(a * c - b * s);
+        v[j + half] = static_cast<float>(b * c + a * s);
+      }
+    }
+  }
+}
+
+void Softmax(float* x, int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * ld;
+    double max = -std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) max = std::max(max, double{row[i]});
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(row[i] - max);
+    for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>(std::exp(row[i] - max) / sum);
+  }
+}
+
+void GatherRows(const MatrixView& table, const int32_t* ids, int64_t n, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < table.cols; ++c) y[i * ldy + c] = LoadElement(table, ids[i], c);
+  }
+}
+
+void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t n_q,
+               int64_t q_start, const float* k, int64_t ldk, const float* v, int64_t ldv,
+               int64_t n_kv, float* out, int64_t ldo) {
+  const int d = shape.head_dim;
+  const int group = shape.n_heads / shape.n_kv_heads;
+  std::vector<double> scores(static_cast<size_t>(n_kv));
+  for (int64_t i = 0; i < n_q; ++i) {
+    for (int h = 0; h < shape.n_heads; ++h) {
+      const int g = h / group;
+      const float* qi = q + i * ldq + int64_t{h} * d;
+      const int64_t visible = shape.causal ? std::min(n_kv, q_start + i + 1) : n_kv;
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < visible; ++j) {
+        const float* kj = k + j * ldk + int64_t{g} * d;
+        double dot = 0;
+        for (int c = 0; c < d; ++c) dot += double{qi[c]} * kj[c];
+        scores[j] = dot * shape.scale;
+        max = std::max(max, scores[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = std::exp(scores[j] - max);
+        sum += scores[j];
+      }
+      float* o = out + i * ldo + int64_t{h} * d;
+      for (int c = 0; c < d; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < visible; ++j) acc += scores[j] * v[j * ldv + int64_t{g} * d + c];
+        o[c] = visible > 0 ? static_cast<float>(acc / sum) : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace mineru::ops::reference

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scalar twins of every optimized kernel: plain loops in the order the formula is written,
+// accumulating in double where a sum is long. Tests compare each kernel against its twin.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ops/attention.h"
+#include "ops/matrix.h"
+
+namespace mineru::ops::reference {
+
+float LoadElement(const MatrixView& w, int64_t r, int64_t c);
+
+void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+            float* y, int64_t ldy, bool accumulate);
+void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
+             float* y, int64_t ldy);
+void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,
+               const float* bias, float eps, float* y, int64_t ldy);
+void QuickGelu(float* x, int64_t n);
+void GeluErf(float* x, int64_t n);
+void SiluMul(float* gate, const float* up, int64_t n);
+void RopeRotateHalf(float* x, int64_t rows, int64_t ldx, int heads, int head_dim, const float* cos,
+                    const float* sin);
+void Softmax(float* x, int64_t rows, int64_t n, int64_t ld);
+void GatherRows(const MatrixView& table, const int32_t* ids, int64_t n, float* y, int64_t ldy);
+
+// Attention from unpacked rows: k, v are [n_kv, n_kv_heads * head_dim]; full softmax per row.
+void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t n_q,
+               int64_t q_start, const float* k, int64_t ldk, const float* v, int64_t ldv,
+               int64_t n_kv, float* out, int64_t ldo);
+
+}  // namespace mineru::ops::reference
