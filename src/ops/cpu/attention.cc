@@ -325,7 +325,7 @@ void PackKv(ThreadPool& pool, const AttentionShape& shape, const float* k, int64
   // One task per (kv head, range of 256 tokens).
   constexpr int64_t kTokensPerTask = 256;
   const int64_t ranges = (n + kTokensPerTask - 1) / kTokensPerTask;
-  pool.ParallelFor(static_cast<size_t>(shape.n_kv_heads * ranges), [&](size_t task, int) {
+  auto pack = [&](size_t task, int) {
     const int64_t h = static_cast<int64_t>(task) / ranges;
     const int64_t begin = (static_cast<int64_t>(task) % ranges) * kTokensPerTask;
     const int64_t end = std::min(n, begin + kTokensPerTask);
@@ -338,7 +338,13 @@ void PackKv(ThreadPool& pool, const AttentionShape& shape, const float* k, int64
       std::memcpy(vr, v + j * ldv + h * d, static_cast<size_t>(d) * sizeof(float));
       std::fill(vr + d, vr + dp, 0.0f);
     }
-  });
+  };
+  const auto tasks = static_cast<size_t>(shape.n_kv_heads * ranges);
+  if (n * shape.n_kv_heads * d < 16 * 1024) {  // a decode step: waking the pool costs more
+    for (size_t task = 0; task < tasks; ++task) pack(task, 0);
+  } else {
+    pool.ParallelFor(tasks, pack);
+  }
 }
 
 }  // namespace mineru::ops

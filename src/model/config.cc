@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/config.h"
+
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+namespace mineru::model {
+namespace {
+
+// Reads text fields from "text_config" when the file nests them there (later MinerU2.5
+// checkpoints), else from the root (MinerU2.5-2509).
+struct TextFields {
+  const Json& root;
+  const Json* nested;
+  std::string_view where;
+
+  const Json& For(std::string_view key) const {
+    if (nested != nullptr && nested->contains(key)) return *nested;
+    return root;
+  }
+  Result<std::optional<int64_t>> Int(std::string_view key) const {
+    return FindInt(For(key), key, where);
+  }
+  Result<std::optional<double>> Number(std::string_view key) const {
+    return FindNumber(For(key), key, where);
+  }
+};
+
+Result<int64_t> Required(Result<std::optional<int64_t>> value, std::string_view key,
+                         std::string_view where) {
+  if (!value) return tl::unexpected(value.error());
+  if (!value->has_value()) {
+    return Fail(ErrorCode::kCorrupt, "{}: required field '{}' is missing", where, key);
+  }
+  return **value;
+}
+
+template <class T>
+T Or(const std::optional<T>& value, T fallback) {
+  return value.has_value() ? *value : fallback;
+}
+
+Status CheckPositive(int64_t value, std::string_view key, std::string_view where,
+                     int64_t max = int64_t{1} << 24) {
+  if (value <= 0 || value > max) {
+    return Fail(ErrorCode::kCorrupt, "{}: '{}' = {} is out of range [1, {}]", where, key, value,
+                max);
+  }
+  return OkStatus();
+}
+
+Result<std::vector<int64_t>> TokenIds(const Json& object, std::string_view key,
+                                      std::string_view where) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::vector<int64_t>{};
+  if (it->is_number_integer()) return std::vector<int64_t>{it->get<int64_t>()};
+  MINERU_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> ids,
+                          FindIntArray(object, key, where));
+  return ids.value_or(std::vector<int64_t>{});
+}
+
+Status ParseRopeScaling(const Json& object, TextConfig& text, std::string_view where) {
+  const auto it = object.find("rope_scaling");
+  if (it == object.end() || !it->is_object()) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: 'rope_scaling' with an 'mrope_section' is required for Qwen2-VL", where);
+  }
+  const std::string scaling_where = std::string(where) + ": rope_scaling";
+  // HF 4.45 accepts the type under "type" or "rope_type"; "mrope" is renamed to "default".
+  MINERU_ASSIGN_OR_RETURN(auto type, FindString(*it, "type", scaling_where));
+  MINERU_ASSIGN_OR_RETURN(auto rope_type, FindString(*it, "rope_type", scaling_where));
+  for (const auto& name : {type, rope_type}) {
+    if (name && *name != "mrope" && *name != "default") {
+      return Fail(ErrorCode::kUnsupported, "{}: rope type '{}' is not supported (mrope only)",
+                  scaling_where, *name);
+    }
+  }
+  MINERU_ASSIGN_OR_RETURN(auto section, FindIntArray(*it, "mrope_section", scaling_where));
+  if (!section) return Fail(ErrorCode::kCorrupt, "{}: 'mrope_section' is missing", scaling_where);
+  if (section->size() != 3) {
+    return Fail(ErrorCode::kCorrupt, "{}: 'mrope_section' must have 3 entries (t, h, w), has {}",
+                scaling_where, section->size());
+  }
+  text.mrope_section.clear();
+  for (int64_t s : *section) {
+    if (s < 0 || s > 4096) {
+      return Fail(ErrorCode::kCorrupt, "{}: bad 'mrope_section' entry {}", scaling_where, s);
+    }
+    text.mrope_section.push_back(static_cast<int>(s));
+  }
+  return OkStatus();
+}
+
+Result<VisionConfig> ParseVision(const Json& root, std::string_view where) {
+  const auto it = root.find("vision_config");
+  if (it == root.end() || !it->is_object()) {
+    return Fail(ErrorCode::kCorrupt, "{}: required object 'vision_config' is missing", where);
+  }
+  const Json& v = *it;
+  const std::string w = std::string(where) + ": vision_config";
+  VisionConfig vision;
+  MINERU_ASSIGN_OR_RETURN(int64_t depth, Required(FindInt(v, "depth", w), "depth", w));
+  MINERU_ASSIGN_OR_RETURN(int64_t embed, Required(FindInt(v, "embed_dim", w), "embed_dim", w));
+  MINERU_ASSIGN_OR_RETURN(int64_t heads, Required(FindInt(v, "num_heads", w), "num_heads", w));
+  MINERU_ASSIGN_OR_RETURN(int64_t out, Required(FindInt(v, "hidden_size", w), "hidden_size", w));
+  MINERU_RETURN_IF_ERROR(CheckPositive(depth, "depth", w, 1024));
+  MINERU_RETURN_IF_ERROR(CheckPositive(embed, "embed_dim", w));
+  MINERU_RETURN_IF_ERROR(CheckPositive(heads, "num_heads", w, 4096));
+  MINERU_RETURN_IF_ERROR(CheckPositive(out, "hidden_size", w));
+  vision.depth = static_cast<int>(depth);
+  vision.embed_dim = static_cast<int>(embed);
+  vision.num_heads = static_cast<int>(heads);
+  vision.out_hidden = static_cast<int>(out);
+  // HF 4.45 reads "in_channels"; the MinerU2.5 file also carries "in_chans".
+  MINERU_ASSIGN_OR_RETURN(auto in_channels, FindInt(v, "in_channels", w));
+  MINERU_ASSIGN_OR_RETURN(auto in_chans, FindInt(v, "in_chans", w));
+  if (in_channels && in_chans && *in_channels != *in_chans) {
+    return Fail(ErrorCode::kCorrupt, "{}: 'in_channels' ({}) and 'in_chans' ({}) disagree", w,
+                *in_channels, *in_chans);
+  }
+  vision.in_channels = static_cast<int>(Or(in_channels, Or(in_chans, int64_t{3})));
+  MINERU_ASSIGN_OR_RETURN(auto patch, FindInt(v, "patch_size", w));
+  MINERU_ASSIGN_OR_RETURN(auto temporal, FindInt(v, "temporal_patch_size", w));
+  MINERU_ASSIGN_OR_RETURN(auto merge, FindInt(v, "spatial_merge_size", w));
+  MINERU_ASSIGN_OR_RETURN(auto ratio, FindNumber(v, "mlp_ratio", w));
+  MINERU_ASSIGN_OR_RETURN(auto act, FindString(v, "hidden_act", w));
+  vision.patch_size = static_cast<int>(Or(patch, int64_t{14}));
+  vision.temporal_patch_size = static_cast<int>(Or(temporal, int64_t{2}));
+  vision.spatial_merge_size = static_cast<int>(Or(merge, int64_t{2}));
+  vision.hidden_act = Or(act, std::string("quick_gelu"));
+  MINERU_RETURN_IF_ERROR(CheckPositive(vision.in_channels, "in_channels", w, 64));
+  MINERU_RETURN_IF_ERROR(CheckPositive(vision.patch_size, "patch_size", w, 1024));
+  MINERU_RETURN_IF_ERROR(CheckPositive(vision.temporal_patch_size, "temporal_patch_size", w, 64));
+  MINERU_RETURN_IF_ERROR(CheckPositive(vision.spatial_merge_size, "spatial_merge_size", w, 64));
+  const double mlp = static_cast<double>(embed) * Or(ratio, 4.0);
+  if (!(mlp >= 1 && mlp < double{1 << 24})) {
+    return Fail(ErrorCode::kCorrupt, "{}: 'mlp_ratio' gives an MLP width of {}", w, mlp);
+  }
+  vision.mlp_hidden = static_cast<int>(mlp);  // HF: int(dim * mlp_ratio)
+  if (vision.embed_dim % vision.num_heads != 0 || vision.head_dim() % 4 != 0) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: embed_dim {} must split into {} heads of a width divisible by 4 (2-D rotary)",
+                w, vision.embed_dim, vision.num_heads);
+  }
+  if (vision.hidden_act != "quick_gelu" && vision.hidden_act != "gelu") {
+    return Fail(ErrorCode::kUnsupported, "{}: hidden_act '{}' is not supported", w,
+                vision.hidden_act);
+  }
+  return vision;
+}
+
+}  // namespace
+
+Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
+  if (!json.is_object()) return Fail(ErrorCode::kCorrupt, "{}: expected a JSON object", where);
+  ModelConfig config;
+  MINERU_ASSIGN_OR_RETURN(auto model_type, FindString(json, "model_type", where));
+  config.model_type = Or(model_type, std::string());
+  if (config.model_type != "qwen2_vl") {
+    return Fail(ErrorCode::kUnsupported, "{}: model_type '{}' is not supported (qwen2_vl only)",
+                where, config.model_type);
+  }
+  const auto nested_it = json.find("text_config");
+  const Json* nested = nested_it != json.end() && nested_it->is_object() ? &*nested_it : nullptr;
+  const TextFields fields{json, nested, where};
+  TextConfig& text = config.text;
+  MINERU_ASSIGN_OR_RETURN(int64_t hidden, Required(fields.Int("hidden_size"), "hidden_size", where));
+  MINERU_ASSIGN_OR_RETURN(int64_t layers,
+                          Required(fields.Int("num_hidden_layers"), "num_hidden_layers", where));
+  MINERU_ASSIGN_OR_RETURN(int64_t heads,
+                          Required(fields.Int("num_attention_heads"), "num_attention_heads", where));
+  MINERU_ASSIGN_OR_RETURN(int64_t inter,
+                          Required(fields.Int("intermediate_size"), "intermediate_size", where));
+  MINERU_ASSIGN_OR_RETURN(int64_t vocab, Required(fields.Int("vocab_size"), "vocab_size", where));
+  MINERU_ASSIGN_OR_RETURN(auto kv_heads, fields.Int("num_key_value_heads"));
+  MINERU_RETURN_IF_ERROR(CheckPositive(hidden, "hidden_size", where));
+  MINERU_RETURN_IF_ERROR(CheckPositive(layers, "num_hidden_layers", where, 1024));
+  MINERU_RETURN_IF_ERROR(CheckPositive(heads, "num_attention_heads", where, 4096));
+  MINERU_RETURN_IF_ERROR(CheckPositive(inter, "intermediate_size", where));
+  MINERU_RETURN_IF_ERROR(CheckPositive(vocab, "vocab_size", where, int64_t{1} << 30));
+  text.hidden_size = static_cast<int>(hidden);
+  text.num_layers = static_cast<int>(layers);
+  text.num_heads = static_cast<int>(heads);
+  text.num_kv_heads = static_cast<int>(Or(kv_heads, heads));  // HF default: num_attention_heads
+  text.intermediate_size = static_cast<int>(inter);
+  text.vocab_size = vocab;
+  MINERU_RETURN_IF_ERROR(CheckPositive(text.num_kv_heads, "num_key_value_heads", where, 4096));
+  if (text.hidden_size % text.num_heads != 0 || text.num_heads % text.num_kv_heads != 0 ||
+      text.head_dim() % 2 != 0) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: hidden_size {} / {} heads / {} kv heads do not form whole, even heads",
+                where, text.hidden_size, text.num_heads, text.num_kv_heads);
+  }
+  // HF Qwen2VLConfig defaults for absent fields.
+  MINERU_ASSIGN_OR_RETURN(auto eps, fields.Number("rms_norm_eps"));
+  MINERU_ASSIGN_OR_RETURN(auto theta, fields.Number("rope_theta"));
+  MINERU_ASSIGN_OR_RETURN(auto max_pos, fields.Int("max_position_embeddings"));
+  MINERU_ASSIGN_OR_RETURN(auto act, FindString(fields.For("hidden_act"), "hidden_act", where));
+  MINERU_ASSIGN_OR_RETURN(auto sliding,
+                          FindBool(fields.For("use_sliding_window"), "use_sliding_window", where));
+  text.rms_norm_eps = static_cast<float>(Or(eps, 1e-5));
+  text.rope_theta = static_cast<float>(Or(theta, 1e6));
+  text.max_position_embeddings = Or(max_pos, int64_t{32768});
+  text.hidden_act = Or(act, std::string("silu"));
+  text.use_sliding_window = Or(sliding, false);
+  if (!(text.rms_norm_eps > 0) || !(text.rope_theta > 1)) {
+    return Fail(ErrorCode::kCorrupt, "{}: rms_norm_eps {} / rope_theta {} out of range", where,
+                text.rms_norm_eps, text.rope_theta);
+  }
+  MINERU_RETURN_IF_ERROR(CheckPositive(text.max_position_embeddings, "max_position_embeddings",
+                                       where, int64_t{1} << 30));
+  if (text.hidden_act != "silu") {
+    return Fail(ErrorCode::kUnsupported, "{}: hidden_act '{}' is not supported (silu only)",
+                where, text.hidden_act);
+  }
+  if (text.use_sliding_window) {
+    return Fail(ErrorCode::kUnsupported, "{}: use_sliding_window is not supported", where);
+  }
+  MINERU_RETURN_IF_ERROR(ParseRopeScaling(fields.For("rope_scaling"), text, where));
+  const int section_sum =
+      std::accumulate(text.mrope_section.begin(), text.mrope_section.end(), 0);
+  if (section_sum != text.head_dim() / 2) {
+    return Fail(ErrorCode::kCorrupt, "{}: mrope_section sums to {}, head_dim / 2 is {}", where,
+                section_sum, text.head_dim() / 2);
+  }
+
+  MINERU_ASSIGN_OR_RETURN(config.vision, ParseVision(json, where));
+  if (config.vision.out_hidden != text.hidden_size) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: vision_config.hidden_size {} (merger output) differs from hidden_size {}",
+                where, config.vision.out_hidden, text.hidden_size);
+  }
+
+  // Tied embeddings: true if the root or the text config says so.
+  MINERU_ASSIGN_OR_RETURN(auto tie_root, FindBool(json, "tie_word_embeddings", where));
+  std::optional<bool> tie_nested;
+  if (nested != nullptr) {
+    MINERU_ASSIGN_OR_RETURN(tie_nested, FindBool(*nested, "tie_word_embeddings", where));
+  }
+  config.tie_word_embeddings = Or(tie_root, false) || Or(tie_nested, false);
+
+  MINERU_ASSIGN_OR_RETURN(
+      config.image_token_id,
+      Required(FindInt(json, "image_token_id", where), "image_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(
+      config.vision_start_token_id,
+      Required(FindInt(json, "vision_start_token_id", where), "vision_start_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(auto video, FindInt(json, "video_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(auto vision_end, FindInt(json, "vision_end_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(auto bos, FindInt(fields.For("bos_token_id"), "bos_token_id", where));
+  config.video_token_id = Or(video, int64_t{-1});
+  config.vision_end_token_id = Or(vision_end, int64_t{-1});
+  config.bos_token_id = Or(bos, int64_t{-1});
+  MINERU_ASSIGN_OR_RETURN(config.eos_token_ids,
+                          TokenIds(fields.For("eos_token_id"), "eos_token_id", where));
+  for (int64_t id : {config.image_token_id, config.vision_start_token_id}) {
+    if (id < 0 || id >= text.vocab_size) {
+      return Fail(ErrorCode::kCorrupt, "{}: special token id {} is outside the vocabulary of {}",
+                  where, id, text.vocab_size);
+    }
+  }
+  MINERU_ASSIGN_OR_RETURN(auto dtype, FindString(json, "torch_dtype", where));
+  config.torch_dtype = Or(dtype, std::string());
+  return config;
+}
+
+}  // namespace mineru::model

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/decoder.h"
+
+#include <string>
+
+#include "model/positions.h"
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+
+namespace mineru::model {
+
+Status Decoder::Embed(ThreadPool& pool, std::span<const int32_t> ids, float* x) const {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= config_.vocab_size) {
+      return Fail(ErrorCode::kInvalidArgument, "token id {} at position {} is outside [0, {})",
+                  ids[i], i, config_.vocab_size);
+    }
+  }
+  ops::GatherRows(pool, weights_.embed_tokens, ids.data(), static_cast<int64_t>(ids.size()), x,
+                  config_.hidden_size);
+  return OkStatus();
+}
+
+Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const DecoderStep> steps,
+                        float* x, std::span<const std::array<int32_t, 3>> positions,
+                        std::span<const int64_t> logit_rows, float* logits,
+                        const TraceFn* trace) const {
+  const TextConfig& c = config_;
+  const int64_t d = c.hidden_size, hd = c.head_dim();
+  const int64_t q_width = int64_t{c.num_heads} * hd, kv_width = int64_t{c.num_kv_heads} * hd;
+  const int64_t inter = c.intermediate_size;
+  int64_t rows = 0;
+  for (const DecoderStep& step : steps) rows += step.num_tokens;
+  if (static_cast<int64_t>(positions.size()) != rows) {
+    return Fail(ErrorCode::kInternal, "{} positions for {} tokens", positions.size(), rows);
+  }
+  for (int64_t r : logit_rows) {
+    if (r < 0 || r >= rows) return Fail(ErrorCode::kInternal, "logit row {} of {}", r, rows);
+  }
+  // Reserve every sequence's pages first: a full cache changes nothing.
+  std::vector<size_t> blocks_before;
+  for (const DecoderStep& step : steps) blocks_before.push_back(step.sequence->blocks.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    KvCache::Sequence& seq = *steps[s].sequence;
+    if (Status status = cache.Reserve(seq, seq.length + steps[s].num_tokens); !status) {
+      for (size_t u = 0; u <= s; ++u) {  // hand back what this call took
+        KvCache::Sequence& taken = *steps[u].sequence;
+        KvCache::Sequence extra;
+        extra.blocks.assign(taken.blocks.begin() + static_cast<ptrdiff_t>(blocks_before[u]),
+                            taken.blocks.end());
+        taken.blocks.resize(blocks_before[u]);
+        cache.Release(extra);
+      }
+      return status;
+    }
+  }
+
+  std::vector<float> cos, sin;
+  CosSin(MropeAngles(positions, c), cos, sin);
+  std::vector<float> normed(static_cast<size_t>(rows * d)), attn(normed.size()), q(normed.size());
+  std::vector<float> k(static_cast<size_t>(rows * kv_width)), v(k.size());
+  std::vector<float> gate(static_cast<size_t>(rows * inter)), up(gate.size());
+  std::vector<std::vector<ops::KvChunk>> chunks(steps.size());
+  std::vector<ops::AttentionProblem> problems(steps.size());
+
+  for (int layer = 0; layer < c.num_layers; ++layer) {
+    const DecoderLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+    ops::RmsNorm(pool, x, rows, d, d, w.input_norm.data(), c.rms_norm_eps, normed.data(), d);
+    ops::MatMul(pool, normed.data(), rows, d, w.q, w.q_bias.data(), q.data(), q_width, false);
+    ops::MatMul(pool, normed.data(), rows, d, w.k, w.k_bias.data(), k.data(), kv_width, false);
+    ops::MatMul(pool, normed.data(), rows, d, w.v, w.v_bias.data(), v.data(), kv_width, false);
+    ops::RopeRotateHalf(pool, q.data(), rows, q_width, c.num_heads, static_cast<int>(hd),
+                        cos.data(), sin.data());
+    ops::RopeRotateHalf(pool, k.data(), rows, kv_width, c.num_kv_heads, static_cast<int>(hd),
+                        cos.data(), sin.data());
+    int64_t row = 0;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const KvCache::Sequence& seq = *steps[s].sequence;
+      const int64_t n = steps[s].num_tokens;
+      cache.Write(pool, layer, seq, seq.length, n, k.data() + row * kv_width, kv_width,
+                  v.data() + row * kv_width, kv_width);
+      chunks[s].clear();
+      cache.Chunks(layer, seq, seq.length + n, chunks[s]);
+      problems[s] = {q.data() + row * q_width, q_width,  n,
+                     seq.length,               chunks[s], attn.data() + row * q_width,
+                     q_width};
+      row += n;
+    }
+    ops::Attention(pool, cache.shape(), problems);
+    ops::MatMul(pool, attn.data(), rows, q_width, w.o, nullptr, x, d, true);
+    ops::RmsNorm(pool, x, rows, d, d, w.post_attention_norm.data(), c.rms_norm_eps, normed.data(),
+                 d);
+    ops::MatMul(pool, normed.data(), rows, d, w.gate, nullptr, gate.data(), inter, false);
+    ops::MatMul(pool, normed.data(), rows, d, w.up, nullptr, up.data(), inter, false);
+    ops::SiluMul(pool, gate.data(), up.data(), rows * inter);
+    ops::MatMul(pool, gate.data(), rows, inter, w.down, nullptr, x, d, true);
+    Trace(trace, "decoder.layer." + std::to_string(layer), x, rows, d);
+  }
+  for (const DecoderStep& step : steps) step.sequence->length += step.num_tokens;
+
+  if (trace != nullptr && *trace) {
+    ops::RmsNorm(pool, x, rows, d, d, weights_.final_norm.data(), c.rms_norm_eps, normed.data(), d);
+    Trace(trace, "decoder.final_norm", normed.data(), rows, d);
+  }
+  if (logit_rows.empty()) return OkStatus();
+  const auto n_logits = static_cast<int64_t>(logit_rows.size());
+  std::vector<float> selected(static_cast<size_t>(n_logits * d));
+  for (int64_t i = 0; i < n_logits; ++i) {
+    std::copy_n(x + logit_rows[static_cast<size_t>(i)] * d, d, selected.data() + i * d);
+  }
+  ops::RmsNorm(pool, selected.data(), n_logits, d, d, weights_.final_norm.data(), c.rms_norm_eps,
+               selected.data(), d);
+  ops::MatMul(pool, selected.data(), n_logits, d, weights_.lm_head, nullptr, logits,
+              c.vocab_size, false);
+  return OkStatus();
+}
+
+}  // namespace mineru::model

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Qwen2 decoder with M-RoPE: token embedding, `num_layers` pre-norm layers (RMSNorm,
+// grouped-query attention with q/k/v bias, SwiGLU), final RMSNorm and the (tied) head.
+//
+// One Forward call advances any mix of sequences: each contributes its next n tokens (a whole
+// prompt, a piece of one, or a single decode token). Keys and values are appended to the
+// sequences' pages in the KvCache and every new token attends to all earlier tokens of its
+// own sequence.
+#pragma once
+
+#include <array>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/config.h"
+#include "model/kv_cache.h"
+#include "model/trace.h"
+#include "model/weights.h"
+
+namespace mineru::model {
+
+struct DecoderStep {
+  KvCache::Sequence* sequence = nullptr;
+  int64_t num_tokens = 0;  // new tokens; their rows follow the previous step's in x
+};
+
+class Decoder {
+ public:
+  Decoder(const ModelConfig& config, const DecoderWeights& weights)
+      : config_(config.text), weights_(weights) {}
+
+  // x[i] = embedding of ids[i]. Ids outside the vocabulary are an error.
+  Status Embed(ThreadPool& pool, std::span<const int32_t> ids, float* x) const;
+
+  // x: [T, hidden] input embeddings, T = sum of num_tokens; overwritten (the residual stream).
+  // positions: (t, h, w) per row. Appends each step's tokens to its sequence (reserving KV
+  // blocks; kResourceExhausted if the cache is full, with no sequence changed). Writes the
+  // logits of `logit_rows` (indices into x) to logits [logit_rows.size(), vocab].
+  // Traces "decoder.layer.<i>" and "decoder.final_norm" (all rows).
+  Status Forward(ThreadPool& pool, KvCache& cache, std::span<const DecoderStep> steps, float* x,
+                 std::span<const std::array<int32_t, 3>> positions,
+                 std::span<const int64_t> logit_rows, float* logits,
+                 const TraceFn* trace = nullptr) const;
+
+ private:
+  const TextConfig& config_;
+  const DecoderWeights& weights_;
+};
+
+}  // namespace mineru::model

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// Greedy generation over a fixed batch of prompts, the way transformers' generate() with
+// do_sample=False runs them: one vision pass for all images, one prefill for all prompts, then
+// one decode step per token for all sequences together. It is the reference driver behind
+// debug-forward and the parity tests (the serving engine schedules requests itself).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/model.h"
+#include "model/positions.h"
+#include "model/trace.h"
+
+namespace mineru::model {
+
+struct GreedyRequest {
+  std::vector<int32_t> ids;      // the prompt, unpadded
+  std::vector<ImageGrid> grids;  // its images, in prompt order
+};
+
+struct GreedyOptions {
+  int steps = 16;           // tokens to generate per sequence (no stop on EOS)
+  bool all_logits = false;  // keep the prompt logits of every position, not just the last
+  int64_t kv_block_tokens = 64;
+  const TraceFn* trace = nullptr;
+};
+
+struct GreedySequence {
+  RopePositions positions;
+  std::vector<float> logits_last;  // [vocab] at the last prompt position
+  std::vector<float> logits_all;   // [prompt length, vocab] with all_logits
+  std::vector<int32_t> generated;  // steps tokens, each the argmax (ties: lowest id)
+  std::vector<std::vector<float>> step_logits;  // [steps][vocab]: the logits each token came from
+};
+
+struct GreedyResult {
+  std::vector<float> vision;  // [image tokens of all prompts, hidden]
+  std::vector<GreedySequence> sequences;
+};
+
+// pixel_values: the patches of every image of every request, request by request, in prompt
+// order. Traces the model's names plus "decoder.input" (embeddings after the image splice).
+Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
+                               std::span<const float> pixel_values,
+                               std::span<const GreedyRequest> requests,
+                               const GreedyOptions& options);
+
+}  // namespace mineru::model

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// A loaded MinerU2.5 / Qwen2-VL model: the mapped checkpoint, its weights bound by role, the
+// vision encoder and the decoder. Immutable after Load; share it between threads freely (the
+// compute itself runs on whatever pool the caller passes).
+//
+//   MINERU_ASSIGN_OR_RETURN(auto model, model::Model::Load("MinerU2.5-2509-1.2B"));
+//   auto vision = model->vision().Encode(pool, pixels, grids);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/checkpoint.h"
+#include "model/decoder.h"
+#include "model/vision.h"
+#include "model/weights.h"
+
+namespace mineru::model {
+
+class Model {
+ public:
+  static Result<std::unique_ptr<Model>> Load(const std::string& dir,
+                                             const CheckpointLimits& limits = {});
+
+  const ModelConfig& config() const { return checkpoint_.config(); }
+  const Checkpoint& checkpoint() const { return checkpoint_; }
+  const ModelWeights& weights() const { return weights_; }
+  const VisionEncoder& vision() const { return vision_; }
+  const Decoder& decoder() const { return decoder_; }
+  const std::string& fingerprint() const { return checkpoint_.fingerprint(); }
+
+ private:
+  Model(Checkpoint checkpoint, ModelWeights weights);
+
+  Checkpoint checkpoint_;
+  ModelWeights weights_;
+  VisionEncoder vision_;
+  Decoder decoder_;
+};
+
+}  // namespace mineru::model

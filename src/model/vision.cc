@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/vision.h"
+
+#include <cmath>
+#include <string>
+
+#include "ops/attention.h"
+#include "ops/elementwise.h"
+#include "ops/matmul.h"
+
+namespace mineru::model {
+
+Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
+                                                 std::span<const float> pixel_values,
+                                                 std::span<const ImageGrid> grids,
+                                                 const TraceFn* trace) const {
+  const VisionConfig& c = config_;
+  const int64_t m = c.spatial_merge_size;
+  int64_t patches = 0;
+  for (size_t i = 0; i < grids.size(); ++i) {
+    const ImageGrid& g = grids[i];
+    if (g.t <= 0 || g.h <= 0 || g.w <= 0 || g.h % m != 0 || g.w % m != 0 || g.h > (1 << 20) ||
+        g.w > (1 << 20) || g.t > 1024) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "image {}: grid ({}, {}, {}) must be positive with h and w multiples of {}", i,
+                  g.t, g.h, g.w, m);
+    }
+    patches += g.patches();
+  }
+  const int64_t patch_dim = c.patch_dim();
+  if (patches == 0 || static_cast<int64_t>(pixel_values.size()) != patches * patch_dim) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "pixel values hold {} floats; the grids need {} patches x {} = {}",
+                pixel_values.size(), patches, patch_dim, patches * patch_dim);
+  }
+
+  const int64_t e = c.embed_dim, mlp = c.mlp_hidden;
+  const int heads = c.num_heads, dv = c.head_dim();
+  const ops::AttentionShape shape{heads, heads, dv, 1.0f / std::sqrt(static_cast<float>(dv)),
+                                  /*causal=*/false};
+  std::vector<float> x(static_cast<size_t>(patches * e));
+  std::vector<float> normed(x.size()), attn(x.size());
+  std::vector<float> qkv(static_cast<size_t>(patches * 3 * e));
+  std::vector<float> hidden(static_cast<size_t>(patches * mlp));
+
+  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, weights_.patch_embed, nullptr, x.data(),
+              e, false);
+  Trace(trace, "vision.patch_embed", x.data(), patches, e);
+
+  std::vector<float> cos, sin;
+  CosSin(VisionRotaryAngles(grids, c), cos, sin);
+
+  // Attention segments (one per image and temporal group) and their packed key/value chunks.
+  struct Segment {
+    int64_t start, length, capacity, offset;
+  };
+  std::vector<Segment> segments;
+  int64_t kv_floats = 0;
+  int64_t start = 0;
+  for (const ImageGrid& g : grids) {
+    for (int64_t t = 0; t < g.t; ++t) {
+      const int64_t length = g.h * g.w;
+      const int64_t capacity = ops::RoundUpKv(length);
+      segments.push_back({start, length, capacity, kv_floats});
+      kv_floats += ops::KvChunkFloats(shape, capacity);
+      start += length;
+    }
+  }
+  std::vector<float> keys(static_cast<size_t>(kv_floats)), values(keys.size());
+  std::vector<ops::KvChunk> chunks(segments.size());
+  std::vector<ops::AttentionProblem> problems(segments.size());
+  for (size_t s = 0; s < segments.size(); ++s) {
+    const Segment& seg = segments[s];
+    chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
+    problems[s] = {qkv.data() + seg.start * 3 * e,
+                   3 * e,
+                   seg.length,
+                   0,
+                   std::span(&chunks[s], 1),
+                   attn.data() + seg.start * e,
+                   e};
+  }
+
+  for (int b = 0; b < c.depth; ++b) {
+    const VisionBlockWeights& w = weights_.blocks[static_cast<size_t>(b)];
+    ops::LayerNorm(pool, x.data(), patches, e, e, w.norm1_weight.data(), w.norm1_bias.data(),
+                   c.layer_norm_eps, normed.data(), e);
+    ops::MatMul(pool, normed.data(), patches, e, w.qkv, w.qkv_bias.data(), qkv.data(), 3 * e,
+                false);
+    // Rotary on q (columns [0, E)) and k (columns [E, 2E)).
+    ops::RopeRotateHalf(pool, qkv.data(), patches, 3 * e, heads, dv, cos.data(), sin.data());
+    ops::RopeRotateHalf(pool, qkv.data() + e, patches, 3 * e, heads, dv, cos.data(), sin.data());
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const float* row = qkv.data() + segments[s].start * 3 * e;
+      ops::PackKv(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, segments[s].length,
+                  {keys.data() + segments[s].offset, values.data() + segments[s].offset,
+                   segments[s].capacity},
+                  0);
+    }
+    ops::Attention(pool, shape, problems);
+    ops::MatMul(pool, attn.data(), patches, e, w.proj, w.proj_bias.data(), x.data(), e, true);
+    ops::LayerNorm(pool, x.data(), patches, e, e, w.norm2_weight.data(), w.norm2_bias.data(),
+                   c.layer_norm_eps, normed.data(), e);
+    ops::MatMul(pool, normed.data(), patches, e, w.fc1, w.fc1_bias.data(), hidden.data(), mlp,
+                false);
+    if (c.hidden_act == "quick_gelu") {
+      ops::QuickGelu(pool, hidden.data(), patches * mlp);
+    } else {
+      ops::GeluErf(pool, hidden.data(), patches * mlp);
+    }
+    ops::MatMul(pool, hidden.data(), patches, mlp, w.fc2, w.fc2_bias.data(), x.data(), e, true);
+    Trace(trace, "vision.block." + std::to_string(b), x.data(), patches, e);
+  }
+
+  // Merger: LayerNorm, then each window of merge_unit consecutive rows is one row of
+  // merge_unit * E values (a free reshape), Linear -> exact GELU -> Linear.
+  ops::LayerNorm(pool, x.data(), patches, e, e, weights_.merger_norm_weight.data(),
+                 weights_.merger_norm_bias.data(), c.layer_norm_eps, normed.data(), e);
+  const int64_t tokens = patches / c.merge_unit();
+  const int64_t merged = e * c.merge_unit();
+  std::vector<float> merged_hidden(static_cast<size_t>(tokens * merged));
+  ops::MatMul(pool, normed.data(), tokens, merged, weights_.merger_fc1,
+              weights_.merger_fc1_bias.data(), merged_hidden.data(), merged, false);
+  ops::GeluErf(pool, merged_hidden.data(), tokens * merged);
+  std::vector<float> out(static_cast<size_t>(tokens * c.out_hidden));
+  ops::MatMul(pool, merged_hidden.data(), tokens, merged, weights_.merger_fc2,
+              weights_.merger_fc2_bias.data(), out.data(), c.out_hidden, false);
+  Trace(trace, "vision.merged", out.data(), tokens, c.out_hidden);
+  return out;
+}
+
+}  // namespace mineru::model

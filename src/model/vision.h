@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Qwen2-VL vision tower: patch embedding, `depth` pre-norm blocks with 2-D rotary full
+// attention inside each image (each temporal group), and the 2x2 patch merger.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "model/config.h"
+#include "model/positions.h"
+#include "model/trace.h"
+#include "model/weights.h"
+
+namespace mineru::model {
+
+class VisionEncoder {
+ public:
+  VisionEncoder(const ModelConfig& config, const VisionWeights& weights)
+      : config_(config.vision), weights_(weights) {}
+
+  // pixel_values: the patches of all images, concatenated in image order, patch_dim floats each
+  // (the layout of the image processor). Returns [patches / merge_unit, out_hidden]: one row per
+  // image token, in the order of the images' image tokens. Several images of different sizes
+  // share every matrix product; attention stays within each image.
+  // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged".
+  Result<std::vector<float>> Encode(ThreadPool& pool, std::span<const float> pixel_values,
+                                    std::span<const ImageGrid> grids,
+                                    const TraceFn* trace = nullptr) const;
+
+ private:
+  const VisionConfig& config_;
+  const VisionWeights& weights_;
+};
+
+}  // namespace mineru::model
