@@ -112,8 +112,7 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
       MINERU_RETURN_IF_ERROR(checkpoint.Index(opened, &names));
     }
   } else {
-    return Fail(ErrorCode::kNotFound, "{}: neither {} nor {} exists", dir, kSingleFile,
-                kIndexFile);
+    return Fail(ErrorCode::kNotFound, "{}: neither {} nor {} exists", dir, kSingleFile, kIndexFile);
   }
   checkpoint.tied_ = checkpoint.config_.tie_word_embeddings || !checkpoint.Has("lm_head.weight");
   checkpoint.ComputeFingerprint();
@@ -123,8 +122,7 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
 Result<const CheckpointTensor*> Checkpoint::Find(std::string_view name) const {
   const auto it = tensors_.find(std::string(name));
   if (it == tensors_.end()) {
-    return Fail(ErrorCode::kNotFound, "{}: tensor '{}' is missing from the checkpoint", dir_,
-                name);
+    return Fail(ErrorCode::kNotFound, "{}: tensor '{}' is missing from the checkpoint", dir_, name);
   }
   return &it->second;
 }
@@ -143,8 +141,8 @@ Result<ops::MatrixView> Checkpoint::Matrix(std::string_view name,
   }
   int64_t cols = 1;
   for (size_t i = 1; i < shape.size(); ++i) cols *= shape[i];
-  return ops::MatrixView{tensor->file->Data(info).data(), info.dtype,
-                         shape.empty() ? 1 : shape[0], cols};
+  return ops::MatrixView{tensor->file->Data(info).data(), info.dtype, shape.empty() ? 1 : shape[0],
+                         cols};
 }
 
 Result<std::vector<float>> Checkpoint::Vector(std::string_view name, int64_t size) const {
@@ -194,7 +192,7 @@ void Checkpoint::ComputeFingerprint() {
   constexpr uint64_t kWindows = 16;
   Sha256 hasher;
   hasher.Update("mineru-model-fingerprint-v1\n");
-  hasher.Update(config_json_.dump());  // object keys sorted: canonical
+  hasher.Update(config_json_.dump());            // object keys sorted: canonical
   for (const auto& [name, tensor] : tensors_) {  // sorted by canonical name
     const TensorInfo& info = *tensor.info;
     hasher.Update(name + "|" + std::string(DTypeName(info.dtype)) + "|" + ShapeString(info.shape) +

@@ -165,11 +165,12 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   const Json* nested = nested_it != json.end() && nested_it->is_object() ? &*nested_it : nullptr;
   const TextFields fields{json, nested, where};
   TextConfig& text = config.text;
-  MINERU_ASSIGN_OR_RETURN(int64_t hidden, Required(fields.Int("hidden_size"), "hidden_size", where));
+  MINERU_ASSIGN_OR_RETURN(int64_t hidden,
+                          Required(fields.Int("hidden_size"), "hidden_size", where));
   MINERU_ASSIGN_OR_RETURN(int64_t layers,
                           Required(fields.Int("num_hidden_layers"), "num_hidden_layers", where));
-  MINERU_ASSIGN_OR_RETURN(int64_t heads,
-                          Required(fields.Int("num_attention_heads"), "num_attention_heads", where));
+  MINERU_ASSIGN_OR_RETURN(
+      int64_t heads, Required(fields.Int("num_attention_heads"), "num_attention_heads", where));
   MINERU_ASSIGN_OR_RETURN(int64_t inter,
                           Required(fields.Int("intermediate_size"), "intermediate_size", where));
   MINERU_ASSIGN_OR_RETURN(int64_t vocab, Required(fields.Int("vocab_size"), "vocab_size", where));
@@ -189,8 +190,8 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   if (text.hidden_size % text.num_heads != 0 || text.num_heads % text.num_kv_heads != 0 ||
       text.head_dim() % 2 != 0) {
     return Fail(ErrorCode::kCorrupt,
-                "{}: hidden_size {} / {} heads / {} kv heads do not form whole, even heads",
-                where, text.hidden_size, text.num_heads, text.num_kv_heads);
+                "{}: hidden_size {} / {} heads / {} kv heads do not form whole, even heads", where,
+                text.hidden_size, text.num_heads, text.num_kv_heads);
   }
   // HF Qwen2VLConfig defaults for absent fields.
   MINERU_ASSIGN_OR_RETURN(auto eps, fields.Number("rms_norm_eps"));
@@ -211,15 +212,14 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   MINERU_RETURN_IF_ERROR(CheckPositive(text.max_position_embeddings, "max_position_embeddings",
                                        where, int64_t{1} << 30));
   if (text.hidden_act != "silu") {
-    return Fail(ErrorCode::kUnsupported, "{}: hidden_act '{}' is not supported (silu only)",
-                where, text.hidden_act);
+    return Fail(ErrorCode::kUnsupported, "{}: hidden_act '{}' is not supported (silu only)", where,
+                text.hidden_act);
   }
   if (text.use_sliding_window) {
     return Fail(ErrorCode::kUnsupported, "{}: use_sliding_window is not supported", where);
   }
   MINERU_RETURN_IF_ERROR(ParseRopeScaling(fields.For("rope_scaling"), text, where));
-  const int section_sum =
-      std::accumulate(text.mrope_section.begin(), text.mrope_section.end(), 0);
+  const int section_sum = std::accumulate(text.mrope_section.begin(), text.mrope_section.end(), 0);
   if (section_sum != text.head_dim() / 2) {
     return Fail(ErrorCode::kCorrupt, "{}: mrope_section sums to {}, head_dim / 2 is {}", where,
                 section_sum, text.head_dim() / 2);
@@ -240,9 +240,8 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   }
   config.tie_word_embeddings = Or(tie_root, false) || Or(tie_nested, false);
 
-  MINERU_ASSIGN_OR_RETURN(
-      config.image_token_id,
-      Required(FindInt(json, "image_token_id", where), "image_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(config.image_token_id, Required(FindInt(json, "image_token_id", where),
+                                                          "image_token_id", where));
   MINERU_ASSIGN_OR_RETURN(
       config.vision_start_token_id,
       Required(FindInt(json, "vision_start_token_id", where), "vision_start_token_id", where));

@@ -16,14 +16,14 @@ namespace mineru::model {
 
 struct VisionConfig {
   int depth = 0;
-  int embed_dim = 0;       // E
-  int num_heads = 0;       // Hv
-  int mlp_hidden = 0;      // embed_dim * mlp_ratio
-  int in_channels = 3;     // "in_channels" or "in_chans"
-  int patch_size = 14;     // P
+  int embed_dim = 0;    // E
+  int num_heads = 0;    // Hv
+  int mlp_hidden = 0;   // embed_dim * mlp_ratio
+  int in_channels = 3;  // "in_channels" or "in_chans"
+  int patch_size = 14;  // P
   int temporal_patch_size = 2;
   int spatial_merge_size = 2;
-  int out_hidden = 0;      // merger output width ("hidden_size"); must equal the text width
+  int out_hidden = 0;            // merger output width ("hidden_size"); must equal the text width
   float layer_norm_eps = 1e-6f;  // fixed in the HF module (not a config field)
   float rope_theta = 10000.0f;   // fixed in the HF module
   std::string hidden_act = "quick_gelu";
@@ -35,10 +35,10 @@ struct VisionConfig {
 };
 
 struct TextConfig {
-  int hidden_size = 0;     // D
+  int hidden_size = 0;  // D
   int num_layers = 0;
-  int num_heads = 0;       // H
-  int num_kv_heads = 0;    // K (default: num_heads)
+  int num_heads = 0;     // H
+  int num_kv_heads = 0;  // K (default: num_heads)
   int intermediate_size = 0;
   int64_t vocab_size = 0;
   float rms_norm_eps = 1e-6f;

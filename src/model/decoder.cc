@@ -82,9 +82,8 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
                   v.data() + row * kv_width, kv_width);
       chunks[s].clear();
       cache.Chunks(layer, seq, seq.length + n, chunks[s]);
-      problems[s] = {q.data() + row * q_width, q_width,  n,
-                     seq.length,               chunks[s], attn.data() + row * q_width,
-                     q_width};
+      problems[s] = {q.data() + row * q_width,    q_width, n, seq.length, chunks[s],
+                     attn.data() + row * q_width, q_width};
       row += n;
     }
     ops::Attention(pool, cache.shape(), problems);
@@ -111,8 +110,8 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
   }
   ops::RmsNorm(pool, selected.data(), n_logits, d, d, weights_.final_norm.data(), c.rms_norm_eps,
                selected.data(), d);
-  ops::MatMul(pool, selected.data(), n_logits, d, weights_.lm_head, nullptr, logits,
-              c.vocab_size, false);
+  ops::MatMul(pool, selected.data(), n_logits, d, weights_.lm_head, nullptr, logits, c.vocab_size,
+              false);
   return OkStatus();
 }
 

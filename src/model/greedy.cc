@@ -7,6 +7,53 @@
 
 namespace mineru::model {
 
+Result<std::vector<GreedyRequest>> RequestsFromPaddedBatch(std::span<const int64_t> ids,
+                                                           std::span<const int64_t> mask,
+                                                           int64_t batch, int64_t length,
+                                                           std::span<const ImageGrid> grids,
+                                                           const ModelConfig& config) {
+  if (batch <= 0 || length <= 0 || static_cast<int64_t>(ids.size()) != batch * length ||
+      static_cast<int64_t>(mask.size()) != batch * length) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "input ids ({} values) and attention mask ({} values) must both be [{}, {}]",
+                ids.size(), mask.size(), batch, length);
+  }
+  std::vector<GreedyRequest> requests(static_cast<size_t>(batch));
+  size_t next_grid = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    GreedyRequest& request = requests[static_cast<size_t>(b)];
+    for (int64_t i = 0; i < length; ++i) {
+      const int64_t m = mask[static_cast<size_t>(b * length + i)];
+      const int64_t id = ids[static_cast<size_t>(b * length + i)];
+      if (m != 0 && m != 1) {
+        return Fail(ErrorCode::kInvalidArgument, "attention mask [{}, {}] is {}, not 0 or 1", b, i,
+                    m);
+      }
+      if (m == 0) continue;
+      if (id < 0 || id >= config.text.vocab_size) {
+        return Fail(ErrorCode::kInvalidArgument, "token id {} at [{}, {}] is outside [0, {})", id,
+                    b, i, config.text.vocab_size);
+      }
+      request.ids.push_back(static_cast<int32_t>(id));
+    }
+    for (size_t i = 0; i + 1 < request.ids.size(); ++i) {
+      if (request.ids[i] == config.vision_start_token_id &&
+          request.ids[i + 1] == config.image_token_id) {
+        if (next_grid == grids.size()) {
+          return Fail(ErrorCode::kInvalidArgument,
+                      "the prompts hold more images than the {} grids given", grids.size());
+        }
+        request.grids.push_back(grids[next_grid++]);
+      }
+    }
+  }
+  if (next_grid != grids.size()) {
+    return Fail(ErrorCode::kInvalidArgument, "{} grids given but the prompts hold {} images",
+                grids.size(), next_grid);
+  }
+  return requests;
+}
+
 Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
                                std::span<const float> pixel_values,
                                std::span<const GreedyRequest> requests,
@@ -22,7 +69,8 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
   for (size_t r = 0; r < requests.size(); ++r) {
     if (requests[r].ids.empty()) return Fail(ErrorCode::kInvalidArgument, "prompt {} is empty", r);
     auto positions = ComputeRopePositions(requests[r].ids, requests[r].grids, config);
-    if (!positions) return tl::unexpected(WithContext(positions.error(), fmt::format("prompt {}", r)));
+    if (!positions)
+      return tl::unexpected(WithContext(positions.error(), fmt::format("prompt {}", r)));
     result.sequences[r].positions = std::move(*positions);
     all_grids.insert(all_grids.end(), requests[r].grids.begin(), requests[r].grids.end());
     all_ids.insert(all_ids.end(), requests[r].ids.begin(), requests[r].ids.end());

@@ -30,9 +30,9 @@ struct GreedyOptions {
 
 struct GreedySequence {
   RopePositions positions;
-  std::vector<float> logits_last;  // [vocab] at the last prompt position
-  std::vector<float> logits_all;   // [prompt length, vocab] with all_logits
-  std::vector<int32_t> generated;  // steps tokens, each the argmax (ties: lowest id)
+  std::vector<float> logits_last;               // [vocab] at the last prompt position
+  std::vector<float> logits_all;                // [prompt length, vocab] with all_logits
+  std::vector<int32_t> generated;               // steps tokens, each the argmax (ties: lowest id)
   std::vector<std::vector<float>> step_logits;  // [steps][vocab]: the logits each token came from
 };
 
@@ -40,6 +40,15 @@ struct GreedyResult {
   std::vector<float> vision;  // [image tokens of all prompts, hidden]
   std::vector<GreedySequence> sequences;
 };
+
+// Splits a padded batch (ids and attention mask, both [batch, length], mask 1 = token) into
+// unpadded prompts; each prompt takes the next grids for its images, an image being a
+// vision-start token followed by an image token (as transformers counts them).
+Result<std::vector<GreedyRequest>> RequestsFromPaddedBatch(std::span<const int64_t> ids,
+                                                           std::span<const int64_t> mask,
+                                                           int64_t batch, int64_t length,
+                                                           std::span<const ImageGrid> grids,
+                                                           const ModelConfig& config);
 
 // pixel_values: the patches of every image of every request, request by request, in prompt
 // order. Traces the model's names plus "decoder.input" (embeddings after the image splice).

@@ -46,8 +46,7 @@ class KvCache {
              const float* k, int64_t ldk, const float* v, int64_t ldv);
 
   // The chunks of `layer` covering the first `tokens` tokens of seq, appended to out.
-  void Chunks(int layer, const Sequence& seq, int64_t tokens,
-              std::vector<ops::KvChunk>& out) const;
+  void Chunks(int layer, const Sequence& seq, int64_t tokens, std::vector<ops::KvChunk>& out) const;
 
  private:
   ops::MutableKvChunk Block(int layer, int32_t block);
@@ -57,7 +56,7 @@ class KvCache {
   int64_t block_tokens_ = 0;
   int64_t num_blocks_ = 0;
   int64_t block_floats_ = 0;  // per layer, keys (values the same)
-  std::vector<float> keys_;    // [layer][block][block_floats_]
+  std::vector<float> keys_;   // [layer][block][block_floats_]
   std::vector<float> values_;
   std::vector<int32_t> free_;
 };

@@ -41,9 +41,10 @@ Result<RopePositions> ComputeRopePositions(std::span<const int32_t> ids,
     const size_t begin = static_cast<size_t>(start - ids.begin());
     if (begin + static_cast<size_t>(count) > ids.size() ||
         !std::all_of(start, start + count, [&](int32_t id) { return id == image_token; })) {
-      return Fail(ErrorCode::kInvalidArgument,
-                  "image {} with grid ({}, {}, {}) needs {} consecutive image tokens at position {}",
-                  image, g.t, g.h, g.w, count, begin);
+      return Fail(
+          ErrorCode::kInvalidArgument,
+          "image {} with grid ({}, {}, {}) needs {} consecutive image tokens at position {}", image,
+          g.t, g.h, g.w, count, begin);
     }
     text_until(begin);
     const int64_t s = next;
@@ -123,8 +124,10 @@ std::vector<float> MropeAngles(std::span<const std::array<int32_t, 3>> positions
   std::vector<float> angles(positions.size() * static_cast<size_t>(half));
   for (size_t i = 0; i < positions.size(); ++i) {
     for (int f = 0; f < half; ++f) {
-      const auto pos = static_cast<float>(positions[i][static_cast<size_t>(axis_of[static_cast<size_t>(f)])]);
-      angles[i * static_cast<size_t>(half) + static_cast<size_t>(f)] = pos * inv[static_cast<size_t>(f)];
+      const auto pos =
+          static_cast<float>(positions[i][static_cast<size_t>(axis_of[static_cast<size_t>(f)])]);
+      angles[i * static_cast<size_t>(half) + static_cast<size_t>(f)] =
+          pos * inv[static_cast<size_t>(f)];
     }
   }
   return angles;

@@ -43,8 +43,8 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   std::vector<float> qkv(static_cast<size_t>(patches * 3 * e));
   std::vector<float> hidden(static_cast<size_t>(patches * mlp));
 
-  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, weights_.patch_embed, nullptr, x.data(),
-              e, false);
+  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, weights_.patch_embed, nullptr,
+              x.data(), e, false);
   Trace(trace, "vision.patch_embed", x.data(), patches, e);
 
   std::vector<float> cos, sin;
@@ -72,13 +72,8 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   for (size_t s = 0; s < segments.size(); ++s) {
     const Segment& seg = segments[s];
     chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
-    problems[s] = {qkv.data() + seg.start * 3 * e,
-                   3 * e,
-                   seg.length,
-                   0,
-                   std::span(&chunks[s], 1),
-                   attn.data() + seg.start * e,
-                   e};
+    problems[s] = {qkv.data() + seg.start * 3 * e, 3 * e, seg.length, 0, std::span(&chunks[s], 1),
+                   attn.data() + seg.start * e,    e};
   }
 
   for (int b = 0; b < c.depth; ++b) {

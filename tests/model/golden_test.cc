@@ -95,7 +95,8 @@ CaseData LoadCase(const std::string& name, const std::vector<std::string>& image
   c.input_ids = *ids.ToI64();
   c.mask = I64(dir + "/attention_mask.npy");
   const std::vector<int64_t> grid = I64(dir + "/image_grid_thw.npy");
-  for (size_t i = 0; i + 2 < grid.size(); i += 3) c.grids.push_back({grid[i], grid[i + 1], grid[i + 2]});
+  for (size_t i = 0; i + 2 < grid.size(); i += 3)
+    c.grids.push_back({grid[i], grid[i + 1], grid[i + 2]});
   for (const std::string& image : images) {
     std::vector<float> p = F32(kGolden + "/images/" + image + ".pixel_values.npy");
     c.pixels.insert(c.pixels.end(), p.begin(), p.end());
@@ -103,25 +104,10 @@ CaseData LoadCase(const std::string& name, const std::vector<std::string>& image
   return c;
 }
 
-// Splits the padded batch into unpadded prompts; each row takes the next grids for its images
-// (an image is a vision-start token followed by an image token, as transformers counts them).
 std::vector<GreedyRequest> Requests(const CaseData& c, const ModelConfig& config) {
-  std::vector<GreedyRequest> requests(static_cast<size_t>(c.batch));
-  size_t next_grid = 0;
-  for (int64_t b = 0; b < c.batch; ++b) {
-    GreedyRequest& r = requests[static_cast<size_t>(b)];
-    for (int64_t i = 0; i < c.length; ++i) {
-      if (c.mask[b * c.length + i] == 0) continue;
-      r.ids.push_back(static_cast<int32_t>(c.input_ids[b * c.length + i]));
-    }
-    for (size_t i = 0; i + 1 < r.ids.size(); ++i) {
-      if (r.ids[i] == config.vision_start_token_id && r.ids[i + 1] == config.image_token_id) {
-        r.grids.push_back(c.grids[next_grid++]);
-      }
-    }
-  }
-  EXPECT_EQ(next_grid, c.grids.size());
-  return requests;
+  auto requests = RequestsFromPaddedBatch(c.input_ids, c.mask, c.batch, c.length, c.grids, config);
+  EXPECT_TRUE(requests) << requests.error().ToString();
+  return *requests;
 }
 
 struct CaseRun {
@@ -219,9 +205,10 @@ class GoldenTest : public ::testing::Test {
     const std::vector<float> last = F32(dir + "/logits_last.npy");
     for (int64_t b = 0; b < c.batch; ++b) {
       const auto& seq = run.result.sequences[static_cast<size_t>(b)];
-      expect_close("logits_last[" + std::to_string(b) + "]", seq.logits_last,
-                   std::span(last).subspan(static_cast<size_t>(b * vocab), static_cast<size_t>(vocab)),
-                   tol.logits);
+      expect_close(
+          "logits_last[" + std::to_string(b) + "]", seq.logits_last,
+          std::span(last).subspan(static_cast<size_t>(b * vocab), static_cast<size_t>(vocab)),
+          tol.logits);
     }
     if (c.name == "single_doc") {
       const auto& all = run.result.sequences[0].logits_all;
@@ -229,8 +216,9 @@ class GoldenTest : public ::testing::Test {
                    F32(dir + "/logits_first2.npy"), tol.logits);
     }
     std::vector<int64_t> probe_ids;
-    for (int64_t id : {0, 1, 13, 198, 872, 2610, 8948, 17847, 77091, 100000, 151642, 151643,
-                       151644, 151645, 151646, 151652, 151653, 151654, 151655, 151656, 151935}) {
+    for (int64_t id :
+         {0,      1,      13,     198,    872,    2610,   8948,   17847,  77091,  100000, 151642,
+          151643, 151644, 151645, 151646, 151652, 151653, 151654, 151655, 151656, 151935}) {
       probe_ids.push_back(id);
     }
     const std::vector<float> probe = Unpadded(c, F32(dir + "/logits_probe.npy"), 21);
@@ -276,7 +264,8 @@ class GoldenTest : public ::testing::Test {
           break;
         }
         for (int k = 0; k < 8; ++k) {
-          ours.push_back(seq.step_logits[static_cast<size_t>(s)][static_cast<size_t>(top8_ids[at * 8 + k])]);
+          ours.push_back(
+              seq.step_logits[static_cast<size_t>(s)][static_cast<size_t>(top8_ids[at * 8 + k])]);
           golden.push_back(top8[at * 8 + static_cast<size_t>(k)]);
         }
       }
@@ -303,8 +292,7 @@ TEST_F(GoldenTest, RotaryInverseFrequenciesMatchTorch) {
 }
 
 TEST_F(GoldenTest, PositionsAndDeltasMatchGetRopeIndex) {
-  for (const auto& [name, images] :
-       std::vector<std::pair<std::string, std::vector<std::string>>>{
+  for (const auto& [name, images] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"single_doc", {"doc_400x300"}},
            {"single_odd", {"odd_333x517"}},
            {"batch_doc_odd", {"doc_400x300", "odd_333x517"}}}) {
@@ -314,9 +302,9 @@ TEST_F(GoldenTest, PositionsAndDeltasMatchGetRopeIndex) {
     const std::vector<int64_t> deltas = I64(kGolden + "/" + name + "/rope_deltas.npy");
     const auto requests = Requests(c, model_->config());
     for (int64_t b = 0; b < c.batch; ++b) {
-      auto positions = ComputeRopePositions(requests[static_cast<size_t>(b)].ids,
-                                            requests[static_cast<size_t>(b)].grids,
-                                            model_->config());
+      auto positions =
+          ComputeRopePositions(requests[static_cast<size_t>(b)].ids,
+                               requests[static_cast<size_t>(b)].grids, model_->config());
       ASSERT_TRUE(positions) << positions.error().ToString();
       int64_t i = 0;
       for (int64_t col = 0; col < c.length; ++col) {
@@ -337,10 +325,18 @@ TEST_F(GoldenTest, PositionsAndDeltasMatchGetRopeIndex) {
   }
 }
 
-TEST_F(GoldenTest, SingleDocFp32) { CheckCase(LoadCase("single_doc", {"doc_400x300"}), "fp32", kFp32Tolerance); }
-TEST_F(GoldenTest, SingleDocBf16) { CheckCase(LoadCase("single_doc", {"doc_400x300"}), "bf16", kBf16Tolerance); }
-TEST_F(GoldenTest, SingleOddFp32) { CheckCase(LoadCase("single_odd", {"odd_333x517"}), "fp32", kFp32Tolerance); }
-TEST_F(GoldenTest, SingleOddBf16) { CheckCase(LoadCase("single_odd", {"odd_333x517"}), "bf16", kBf16Tolerance); }
+TEST_F(GoldenTest, SingleDocFp32) {
+  CheckCase(LoadCase("single_doc", {"doc_400x300"}), "fp32", kFp32Tolerance);
+}
+TEST_F(GoldenTest, SingleDocBf16) {
+  CheckCase(LoadCase("single_doc", {"doc_400x300"}), "bf16", kBf16Tolerance);
+}
+TEST_F(GoldenTest, SingleOddFp32) {
+  CheckCase(LoadCase("single_odd", {"odd_333x517"}), "fp32", kFp32Tolerance);
+}
+TEST_F(GoldenTest, SingleOddBf16) {
+  CheckCase(LoadCase("single_odd", {"odd_333x517"}), "bf16", kBf16Tolerance);
+}
 TEST_F(GoldenTest, BatchDocOddFp32) {
   CheckCase(LoadCase("batch_doc_odd", {"doc_400x300", "odd_333x517"}), "fp32", kFp32Tolerance);
 }

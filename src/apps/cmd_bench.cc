@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// mineru-cpp bench: the model's speed on this machine, each figure printed beside the machine's
+// own measured ceiling (float32 FMA peak for compute, DRAM read bandwidth for decode).
+//
+//   vision   one image of --image-size pixels square through the vision tower
+//   prefill  --prefill text tokens through the decoder (one sequence)
+//   decode   --decode-tokens greedy steps at batch 1 after that prefill
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "apps/commands.h"
+#include "apps/model_options.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "ops/elementwise.h"
+#include "ops/machine_peak.h"
+#include "ops/simd_targets.h"
+
+namespace mineru::apps {
+namespace {
+
+struct BenchArgs {
+  std::string model_dir;
+  int image_size = 1036;
+  int prefill = 1400;
+  int decode_tokens = 32;
+  int repeat = 1;
+  bool skip_vision = false;
+  bool json = false;
+  ModelLoadOptions load;
+};
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// FLOPs of one vision-tower pass over `patches` patches of one image (multiply-add = 2).
+double VisionFlops(const model::VisionConfig& c, double patches) {
+  const double e = c.embed_dim, mlp = c.mlp_hidden, merged = e * c.merge_unit();
+  const double per_block = 2 * patches * e * (3 * e + e + 2 * mlp)  // qkv, proj, fc1, fc2
+                           + 2 * 2 * patches * patches * e;         // q.k and p.v, all heads
+  return 2 * patches * c.patch_dim() * e + c.depth * per_block +
+         2 * (patches / c.merge_unit()) * merged * (merged + c.out_hidden);
+}
+
+// FLOPs of the decoder for `tokens` new tokens after `context` cached ones (causal attention),
+// without the head; the head costs 2 * vocab * hidden per token that needs logits.
+double DecoderFlops(const model::TextConfig& c, double tokens, double context) {
+  const double d = c.hidden_size, kv = double(c.num_kv_heads) * c.head_dim();
+  const double matmul = 2 * tokens * d * (d + 2 * kv + d + 3.0 * c.intermediate_size);
+  // Each new token i attends to context + i + 1 keys: q.k and p.v over all query heads.
+  const double keys = tokens * context + tokens * (tokens + 1) / 2;
+  return c.num_layers * (matmul + 2 * 2 * keys * d);
+}
+
+// Weight bytes one decode step reads: every decoder matrix and the head.
+double DecodeWeightBytes(const model::Model& model) {
+  const auto& w = model.weights().decoder;
+  auto bytes = [](const ops::MatrixView& m) {
+    return static_cast<double>(m.rows * m.cols) * static_cast<double>(DTypeSize(m.dtype));
+  };
+  double total = bytes(w.lm_head);
+  for (const auto& layer : w.layers) {
+    for (const ops::MatrixView* m :
+         {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
+      total += bytes(*m);
+    }
+  }
+  return total;
+}
+
+int RunBench(const BenchArgs& args, const GlobalOptions& global) {
+  const int threads = ResolveThreads(global);
+  ThreadPool pool(threads);
+  double t0 = Now();
+  auto loaded = model::Model::Load(args.model_dir, args.load.Limits());
+  if (!loaded) return ReportError(loaded.error());
+  const double load_seconds = Now() - t0;
+  const model::Model& model = **loaded;
+  const model::ModelConfig& config = model.config();
+
+  std::printf("machine: %d threads, SIMD target %s\n", threads, ops::SimdTargetName().c_str());
+  const double peak = ops::MeasureFmaPeakGflops(pool);
+  const double bandwidth = ops::MeasureReadBandwidthGBps(pool);
+  std::printf("  float32 FMA peak     %8.1f GFLOP/s (measured)\n", peak);
+  std::printf("  DRAM read bandwidth  %8.1f GB/s (measured)\n", bandwidth);
+  std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
+  Json report{{"threads", threads},
+              {"simd_target", ops::SimdTargetName()},
+              {"fma_peak_gflops", peak},
+              {"read_bandwidth_gbps", bandwidth},
+              {"load_seconds", load_seconds}};
+  std::mt19937 rng(1234);
+
+  if (!args.skip_vision) {
+    const int64_t patch = config.vision.patch_size;
+    const int64_t side = args.image_size / patch / config.vision.spatial_merge_size *
+                         config.vision.spatial_merge_size;
+    const model::ImageGrid grid{1, side, side};
+    std::vector<float> pixels(static_cast<size_t>(grid.patches() * config.vision.patch_dim()));
+    std::normal_distribution<float> normal;
+    for (float& p : pixels) p = normal(rng);
+    double best = 1e30;
+    for (int r = 0; r < args.repeat; ++r) {
+      t0 = Now();
+      auto out = model.vision().Encode(pool, pixels, std::span(&grid, 1));
+      if (!out) return ReportError(out.error());
+      best = std::min(best, Now() - t0);
+    }
+    const double flops = VisionFlops(config.vision, static_cast<double>(grid.patches()));
+    std::printf(
+        "vision tower: %lld patches (%lldx%lld px): %.2f s, %.1f GFLOP/s = %.1f%% of FMA peak\n",
+        static_cast<long long>(grid.patches()), static_cast<long long>(side * patch),
+        static_cast<long long>(side * patch), best, flops / best / 1e9,
+        100 * flops / best / 1e9 / peak);
+    report["vision"] = {{"patches", grid.patches()},
+                        {"seconds", best},
+                        {"gflops", flops / best / 1e9},
+                        {"fraction_of_peak", flops / best / 1e9 / peak}};
+  }
+
+  // Prefill then decode one sequence of random text tokens.
+  const int64_t d = config.text.hidden_size, vocab = config.text.vocab_size;
+  std::uniform_int_distribution<int32_t> token(
+      0, static_cast<int32_t>(std::min<int64_t>(vocab, 151643) - 1));
+  std::vector<int32_t> ids(static_cast<size_t>(args.prefill));
+  for (int32_t& id : ids) id = token(rng);
+  double best_prefill = 1e30, best_decode = 1e30;
+  for (int r = 0; r < args.repeat; ++r) {
+    const int64_t block = 64;
+    model::KvCache cache(config.text, block,
+                         (args.prefill + args.decode_tokens + block - 1) / block + 1);
+    model::KvCache::Sequence seq;
+    std::vector<float> x(ids.size() * static_cast<size_t>(d));
+    std::vector<std::array<int32_t, 3>> positions(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const auto p = static_cast<int32_t>(i);
+      positions[i] = {p, p, p};
+    }
+    std::vector<float> logits(static_cast<size_t>(vocab));
+    const int64_t last_row = args.prefill - 1;
+    model::DecoderStep step{&seq, args.prefill};
+    t0 = Now();
+    Status status = model.decoder().Embed(pool, ids, x.data());
+    if (status) {
+      status = model.decoder().Forward(pool, cache, std::span(&step, 1), x.data(), positions,
+                                       std::span(&last_row, 1), logits.data());
+    }
+    if (!status) return ReportError(status.error());
+    best_prefill = std::min(best_prefill, Now() - t0);
+    t0 = Now();
+    for (int k = 0; k < args.decode_tokens; ++k) {
+      const int32_t next = static_cast<int32_t>(ops::ArgMax(logits.data(), vocab));
+      step = {&seq, 1};
+      const auto p = static_cast<int32_t>(args.prefill + k);
+      const std::array<int32_t, 3> pos = {p, p, p};
+      const int64_t row = 0;
+      status = model.decoder().Embed(pool, std::span(&next, 1), x.data());
+      if (status) {
+        status = model.decoder().Forward(pool, cache, std::span(&step, 1), x.data(),
+                                         std::span(&pos, 1), std::span(&row, 1), logits.data());
+      }
+      if (!status) return ReportError(status.error());
+    }
+    if (args.decode_tokens > 0)
+      best_decode = std::min(best_decode, (Now() - t0) / args.decode_tokens);
+  }
+  const double prefill_flops = DecoderFlops(config.text, args.prefill, 0) + 2.0 * vocab * d;
+  std::printf("prefill: %d tokens: %.3f s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of FMA peak\n",
+              args.prefill, best_prefill, args.prefill / best_prefill,
+              prefill_flops / best_prefill / 1e9, 100 * prefill_flops / best_prefill / 1e9 / peak);
+  report["prefill"] = {{"tokens", args.prefill},
+                       {"seconds", best_prefill},
+                       {"tokens_per_second", args.prefill / best_prefill},
+                       {"gflops", prefill_flops / best_prefill / 1e9},
+                       {"fraction_of_peak", prefill_flops / best_prefill / 1e9 / peak}};
+  if (args.decode_tokens > 0) {
+    const double weight_bytes = DecodeWeightBytes(model);
+    const double gbps = weight_bytes / best_decode / 1e9;
+    std::printf(
+        "decode (batch 1, context %d): %.1f ms/token, %.1f tokens/s, weights %.0f MB/token "
+        "-> %.1f GB/s = %.1f%% of read bandwidth\n",
+        args.prefill, best_decode * 1e3, 1 / best_decode, weight_bytes / 1e6, gbps,
+        100 * gbps / bandwidth);
+    report["decode"] = {{"context", args.prefill},
+                        {"seconds_per_token", best_decode},
+                        {"tokens_per_second", 1 / best_decode},
+                        {"weight_bytes_per_token", weight_bytes},
+                        {"gbps", gbps},
+                        {"fraction_of_bandwidth", gbps / bandwidth}};
+  }
+  if (args.json) std::printf("%s\n", report.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "bench", "Time the vision tower, prefill and decode against this machine's peaks");
+  auto args = std::make_shared<BenchArgs>();
+  cmd->add_option("--model", args->model_dir, "Checkpoint directory")->required();
+  cmd->add_option("--image-size", args->image_size, "Square image side in pixels")
+      ->check(CLI::Range(28, 8192))
+      ->capture_default_str();
+  cmd->add_option("--prefill", args->prefill, "Prompt tokens")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--decode-tokens", args->decode_tokens, "Greedy steps at batch 1")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--repeat", args->repeat, "Runs per figure (the best is reported)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--skip-vision", args->skip_vision, "Skip the vision tower");
+  cmd->add_flag("--json", args->json, "Also print the figures as JSON");
+  args->load.Register(*cmd);
+  cmd->callback([=, &global] { *exit_code = RunBench(*args, global); });
+}
+
+}  // namespace mineru::apps

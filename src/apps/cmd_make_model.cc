@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// mineru-cpp make-model: a random-weight checkpoint in the Hugging Face layout.
+#include <chrono>
+#include <cstdio>
+
+#include "apps/commands.h"
+#include "base/thread_pool.h"
+#include "model/random_checkpoint.h"
+
+namespace mineru::apps {
+namespace {
+
+struct MakeModelArgs {
+  std::string config = "real";
+  uint64_t seed = 0;
+  std::string out;
+  std::string naming = "classic";
+  uint64_t max_shard_bytes = 0;
+};
+
+int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
+  Json config;
+  if (args.config == "real") {
+    config = model::RealModelConfig();
+  } else if (args.config == "tiny") {
+    config = model::TinyModelConfig();
+  } else {
+    auto file = ReadJsonFile(args.config, size_t{16} << 20);
+    if (!file) return ReportError(file.error());
+    config = std::move(*file);
+  }
+  model::RandomCheckpointOptions options;
+  options.seed = args.seed;
+  options.naming =
+      args.naming == "prefixed" ? model::TensorNaming::kPrefixed : model::TensorNaming::kClassic;
+  options.max_shard_bytes = args.max_shard_bytes;
+  ThreadPool pool(ResolveThreads(global));
+  const auto start = std::chrono::steady_clock::now();
+  if (Status status = model::WriteRandomCheckpoint(pool, config, args.out, options); !status) {
+    return ReportError(status.error());
+  }
+  std::printf("wrote %s in %.1f s\n", args.out.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
+
+}  // namespace
+
+void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  auto* cmd =
+      app.add_subcommand("make-model", "Write a random-weight checkpoint (HF layout, bf16)");
+  auto args = std::make_shared<MakeModelArgs>();
+  cmd->add_option("--config", args->config,
+                  "real (MinerU2.5-2509's shape, 2.2 GB), tiny (the test model), or a config.json")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  cmd->add_option("-o,--output", args->out, "Output directory")->required();
+  cmd->add_option("--naming", args->naming,
+                  "Tensor names: classic (visual.*, model.*) or prefixed (model.visual.*, "
+                  "model.language_model.*)")
+      ->check(CLI::IsMember({"classic", "prefixed"}))
+      ->capture_default_str();
+  cmd->add_option("--max-shard-bytes", args->max_shard_bytes,
+                  "Shard the weights (with model.safetensors.index.json); 0 = one file")
+      ->capture_default_str();
+  cmd->callback([=, &global] { *exit_code = RunMakeModel(*args, global); });
+}
+
+}  // namespace mineru::apps

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// mineru-cpp: one binary, one subcommand per job.
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "apps/commands.h"
+
+namespace mineru::apps {
+
+int ReportError(const Error& error) {
+  std::fprintf(stderr, "mineru-cpp: error: %s\n", error.ToString().c_str());
+  return kExitFailure;
+}
+
+int ResolveThreads(const GlobalOptions& options) {
+  if (options.threads > 0) return options.threads;
+  if (const char* env = std::getenv("MINERU_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  const unsigned hardware = std::thread::hardware_concurrency();
+  return hardware > 0 ? static_cast<int>(hardware) : 1;
+}
+
+}  // namespace mineru::apps
+
+int main(int argc, char** argv) {
+  using namespace mineru::apps;
+  CLI::App app{"mineru-cpp: MinerU2.5 document parsing (Qwen2-VL) in C++"};
+  app.set_version_flag("--version", "mineru-cpp 0.1.0");
+  app.require_subcommand(1);
+  GlobalOptions global;
+  app.add_option("--threads", global.threads,
+                 "Compute threads (default: $MINERU_THREADS, else all hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  int exit_code = 0;
+  AddInspectCommand(app, global, &exit_code);
+  AddMakeModelCommand(app, global, &exit_code);
+  AddDebugForwardCommand(app, global, &exit_code);
+  AddBenchCommand(app, global, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  return exit_code;
+}

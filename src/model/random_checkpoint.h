@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writes a checkpoint directory with random weights in the Hugging Face layout (config.json,
+// preprocessor_config.json, generation_config.json, bf16 safetensors): MinerU2.5's real shape
+// for benchmarks, the tiny golden shape for tests, or any Qwen2-VL config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+
+namespace mineru::model {
+
+// config.json of MinerU2.5-2509-1.2B's shape (1,156,026,624 parameters; text fields at the root,
+// "in_chans" in the vision config, tied embeddings).
+Json RealModelConfig();
+// config.json of the tiny random model of the golden test data.
+Json TinyModelConfig();
+
+enum class TensorNaming {
+  kClassic,   // "visual.*", "model.*" (what MinerU2.5-2509 ships)
+  kPrefixed,  // "model.visual.*", "model.language_model.*" (transformers >= 4.52)
+};
+
+struct RandomCheckpointOptions {
+  uint64_t seed = 0;
+  TensorNaming naming = TensorNaming::kClassic;
+  // Split the weights into shards of at most this many bytes plus an index (0: one file).
+  uint64_t max_shard_bytes = 0;
+};
+
+// Creates `dir` if needed and writes the four files (or the shards and the index). Weights are
+// drawn from a seeded approximate normal: Linear and Conv weights with std 1 / sqrt(fan_in),
+// biases std 0.02, norm weights 1 + N(0, 0.05^2), norm biases N(0, 0.02^2), embeddings std 0.02.
+// The same seed gives byte-identical files whatever the thread count.
+Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config, const std::string& dir,
+                             const RandomCheckpointOptions& options);
+
+}  // namespace mineru::model
