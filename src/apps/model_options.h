@@ -18,6 +18,9 @@ struct ModelLoadOptions {
     cmd.add_option("--max-json-bytes", limits.max_json_bytes,
                    "Largest config.json / index JSON accepted")
         ->capture_default_str();
+    cmd.add_option("--max-json-depth", limits.max_json_depth,
+                   "Deepest JSON nesting accepted in config.json / index")
+        ->capture_default_str();
     cmd.add_option("--max-shards", limits.max_shards, "Most shards an index may list")
         ->capture_default_str();
   }

@@ -15,12 +15,12 @@ namespace mineru {
 
 using Json = nlohmann::json;
 
-// Nesting deeper than this is refused before it can exhaust the stack.
+// Default nesting limit: deeper documents are refused (nothing we read nests beyond a few levels).
 inline constexpr int kJsonMaxDepth = 64;
 
 // name appears in error messages ("config.json").
-Result<Json> ParseJson(std::string_view text, std::string_view name);
-Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes);
+Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth = kJsonMaxDepth);
+Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes, int max_depth = kJsonMaxDepth);
 
 // Field access with errors that name the field: "config.json: 'hidden_size' must be an integer".
 // Find* return nullopt when the key is absent and an error when it has the wrong type.

@@ -64,7 +64,7 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
   }
   const std::string config_path = (fs::path(dir) / "config.json").string();
   MINERU_ASSIGN_OR_RETURN(checkpoint.config_json_,
-                          ReadJsonFile(config_path, limits.max_json_bytes));
+                          ReadJsonFile(config_path, limits.max_json_bytes, limits.max_json_depth));
   MINERU_ASSIGN_OR_RETURN(checkpoint.config_,
                           ParseModelConfig(checkpoint.config_json_, config_path));
 
@@ -77,7 +77,8 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
     checkpoint.files_.push_back(std::make_unique<SafetensorsFile>(std::move(file)));
     MINERU_RETURN_IF_ERROR(checkpoint.Index(*checkpoint.files_.back(), nullptr));
   } else if (fs::exists(index, ec)) {
-    MINERU_ASSIGN_OR_RETURN(Json index_json, ReadJsonFile(index.string(), limits.max_json_bytes));
+    MINERU_ASSIGN_OR_RETURN(Json index_json, ReadJsonFile(index.string(), limits.max_json_bytes,
+                                                          limits.max_json_depth));
     const auto map_it = index_json.find("weight_map");
     if (!index_json.is_object() || map_it == index_json.end() || !map_it->is_object()) {
       return Fail(ErrorCode::kCorrupt, "{}: no 'weight_map' object", index.string());

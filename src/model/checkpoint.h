@@ -27,7 +27,9 @@ struct CheckpointLimits {
   uint64_t max_header_bytes = kSafetensorsMaxHeaderBytes;
   // Largest config.json / index JSON (--max-json-bytes).
   uint64_t max_json_bytes = uint64_t{16} << 20;
-  // Most shards an index may list.
+  // Deepest JSON nesting accepted in config.json / index (--max-json-depth).
+  int max_json_depth = kJsonMaxDepth;
+  // Most shards an index may list (--max-shards).
   int max_shards = 1024;
 };
 

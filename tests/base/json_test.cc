@@ -44,6 +44,9 @@ TEST(JsonTest, DepthLimitBoundary) {
   auto json = ParseJson(deep, "deep");
   ASSERT_FALSE(json);
   EXPECT_EQ(json.error().code, ErrorCode::kResourceExhausted);
+  // A smaller limit given by the caller.
+  EXPECT_TRUE(ParseJson("[[[]]]", "three", 3));
+  EXPECT_FALSE(ParseJson("[[[[]]]]", "four", 3));
   // 100k levels: refused, no stack overflow.
   EXPECT_FALSE(ParseJson(std::string(100000, '['), "very deep"));
 }

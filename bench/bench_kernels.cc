@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel workbench: the matrix products and attention shapes MinerU2.5 runs, each reported as
+// GFLOP/s (or GB/s for weight-streaming products) and as a fraction of this machine's measured
+// float32 FMA peak (or DRAM read bandwidth).
+//
+//   build/bench/bench_kernels [--benchmark_filter=MatMul]
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "ops/attention.h"
+#include "ops/machine_peak.h"
+#include "ops/matmul.h"
+#include "ops/simd_targets.h"
+
+namespace mineru::ops {
+namespace {
+
+ThreadPool& Pool() {
+  static ThreadPool pool(0);
+  return pool;
+}
+double g_peak_gflops = 0, g_bandwidth_gbps = 0;
+
+std::vector<float> Random(size_t n) {
+  std::mt19937 rng(42);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// args: m, k, n. bf16 weights [n, k].
+void BM_MatMul(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> x = Random(static_cast<size_t>(m * k));
+  std::vector<uint16_t> w(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(x[i % x.size()] * 0.05f);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  const MatrixView view{w.data(), DType::kBF16, n, k};
+  for (auto _ : state) {
+    MatMul(Pool(), x.data(), m, k, view, nullptr, y.data(), n, false);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = 2.0 * static_cast<double>(m * k * n);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] = benchmark::Counter(flops / 1e9 / g_peak_gflops,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  // Weight bytes streamed per product: the decode figure of merit.
+  const double bytes = 2.0 * static_cast<double>(n * k);
+  state.counters["GB/s_weights"] =
+      benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] = benchmark::Counter(
+      bytes / 1e9 / g_bandwidth_gbps, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// args: queries, keys, heads, kv heads, head dim, causal.
+void BM_Attention(benchmark::State& state) {
+  const int64_t n_q = state.range(0), n_kv = state.range(1);
+  const AttentionShape shape{static_cast<int>(state.range(2)), static_cast<int>(state.range(3)),
+                             static_cast<int>(state.range(4)),
+                             1.0f / std::sqrt(static_cast<float>(state.range(4))),
+                             state.range(5) != 0};
+  const int64_t q_width = int64_t{shape.n_heads} * shape.head_dim;
+  const int64_t kv_width = int64_t{shape.n_kv_heads} * shape.head_dim;
+  const std::vector<float> q = Random(static_cast<size_t>(n_q * q_width));
+  const std::vector<float> kv = Random(static_cast<size_t>(n_kv * kv_width));
+  const int64_t cap = RoundUpKv(n_kv);
+  std::vector<float> keys(static_cast<size_t>(KvChunkFloats(shape, cap))), values(keys.size());
+  PackKv(Pool(), shape, kv.data(), kv_width, kv.data(), kv_width, n_kv,
+         {keys.data(), values.data(), cap}, 0);
+  const KvChunk chunk{keys.data(), values.data(), n_kv, cap};
+  std::vector<float> out(static_cast<size_t>(n_q * q_width));
+  const AttentionProblem problem{q.data(),   q_width, n_q, n_kv - n_q, std::span(&chunk, 1),
+                                 out.data(), q_width};
+  for (auto _ : state) {
+    Attention(Pool(), shape, std::span(&problem, 1));
+    benchmark::DoNotOptimize(out.data());
+  }
+  // q.k and p.v: 2 FLOPs per multiply-add, over the keys each query sees.
+  double pairs = static_cast<double>(n_q) * static_cast<double>(n_kv);
+  if (shape.causal) pairs -= static_cast<double>(n_q) * static_cast<double>(n_q - 1) / 2;
+  const double flops = 4.0 * pairs * static_cast<double>(q_width);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] = benchmark::Counter(flops / 1e9 / g_peak_gflops,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Vision tower (1036 x 1036 page: 5,476 patches, width 1280, MLP 5120) and its merger.
+BENCHMARK(BM_MatMul)
+    ->Args({5476, 1280, 3840})
+    ->Args({5476, 1280, 1280})
+    ->Args({5476, 1280, 5120})
+    ->Args({5476, 5120, 1280})
+    ->Args({1369, 5120, 5120})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// Decoder prefill of 1,400 tokens (width 896, MLP 4864, kv width 128).
+BENCHMARK(BM_MatMul)
+    ->Args({1400, 896, 896})
+    ->Args({1400, 896, 128})
+    ->Args({1400, 896, 4864})
+    ->Args({1400, 4864, 896})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// Decode: one row (weight streaming), a batch of 16, and the 151,936-row head.
+BENCHMARK(BM_MatMul)
+    ->Args({1, 896, 4864})
+    ->Args({1, 4864, 896})
+    ->Args({16, 896, 4864})
+    ->Args({1, 896, 151936})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+// Vision attention (16 heads of 80), decoder prefill (14/2 heads of 64, causal), one decode step.
+BENCHMARK(BM_Attention)
+    ->Args({5476, 5476, 16, 16, 80, 0})
+    ->Args({1369, 1369, 16, 16, 80, 0})
+    ->Args({1400, 1400, 14, 2, 64, 1})
+    ->Args({1, 1400, 14, 2, 64, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace mineru::ops
+
+int main(int argc, char** argv) {
+  using namespace mineru::ops;
+  g_peak_gflops = MeasureFmaPeakGflops(Pool());
+  g_bandwidth_gbps = MeasureReadBandwidthGBps(Pool());
+  std::printf(
+      "threads %d, SIMD %s, measured float32 FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
+      Pool().num_threads(), SimdTargetName().c_str(), g_peak_gflops, g_bandwidth_gbps);
+  benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("fma_peak_gflops", std::to_string(g_peak_gflops));
+  benchmark::AddCustomContext("read_bandwidth_gbps", std::to_string(g_bandwidth_gbps));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what mineru.cpp builds and tests with, from Debian 12 packages. Idempotent: does
+# nothing (not even apt-get update) when every package is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libhwy-dev          # SIMD kernels with run-time dispatch (Highway)
+  nlohmann-json3-dev  # JSON
+  libexpected-dev     # tl::expected (Result)
+  libfmt-dev          # formatting
+  libssl-dev          # SHA-256 (libcrypto)
+  libcli11-dev        # command line
+  libgtest-dev        # tests
+  libbenchmark-dev    # kernel micro-benchmarks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update -q
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
