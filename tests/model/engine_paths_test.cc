@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// Properties of the model's compute paths on the golden tiny checkpoint that the golden files
+// cannot show: images batched together equal images alone, a prompt fed in pieces equals the
+// prompt fed at once, and a full KV cache refuses work without changing any sequence.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/npy.h"
+#include "model/greedy.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+
+namespace mineru::model {
+namespace {
+
+const std::string kGolden = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
+
+std::vector<float> Pixels(const std::string& image) {
+  auto array = ReadNpy(kGolden + "/images/" + image + ".pixel_values.npy");
+  EXPECT_TRUE(array);
+  return *array->ToF32();
+}
+
+class EnginePathsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loaded = Model::Load(kGolden + "/model");
+    ASSERT_TRUE(loaded) << loaded.error().ToString();
+    model_ = std::move(*loaded);
+  }
+  std::unique_ptr<Model> model_;
+  ThreadPool pool_{2};
+};
+
+TEST_F(EnginePathsTest, ImagesEncodedTogetherEqualImagesAlone) {
+  const std::vector<float> doc = Pixels("doc_400x300"), odd = Pixels("odd_333x517");
+  const ImageGrid doc_grid{1, 22, 28}, odd_grid{1, 36, 24};
+  std::vector<float> both = doc;
+  both.insert(both.end(), odd.begin(), odd.end());
+  const ImageGrid grids[] = {doc_grid, odd_grid};
+  auto together = model_->vision().Encode(pool_, both, grids);
+  auto doc_alone = model_->vision().Encode(pool_, doc, std::span(&doc_grid, 1));
+  auto odd_alone = model_->vision().Encode(pool_, odd, std::span(&odd_grid, 1));
+  ASSERT_TRUE(together && doc_alone && odd_alone);
+  std::vector<float> alone = *doc_alone;
+  alone.insert(alone.end(), odd_alone->begin(), odd_alone->end());
+  // Each output row depends only on its own image, and every kernel's per-row arithmetic is
+  // independent of how many rows share the call: bit-identical.
+  EXPECT_EQ(*together, alone);
+}
+
+TEST_F(EnginePathsTest, TwoImagesInOnePromptAreSplicedInOrder) {
+  const ModelConfig& config = model_->config();
+  const auto vs = static_cast<int32_t>(config.vision_start_token_id);
+  const auto ve = static_cast<int32_t>(config.vision_end_token_id);
+  const auto img = static_cast<int32_t>(config.image_token_id);
+  const ImageGrid doc_grid{1, 22, 28}, odd_grid{1, 36, 24};
+  GreedyRequest request;
+  request.ids = {151644, 872, 198, vs};
+  request.ids.insert(request.ids.end(), 154, img);
+  request.ids.insert(request.ids.end(), {ve, vs});
+  request.ids.insert(request.ids.end(), 216, img);
+  request.ids.insert(request.ids.end(), {ve, 3838, 151645});
+  request.grids = {doc_grid, odd_grid};
+  std::vector<float> pixels = Pixels("doc_400x300"), odd = Pixels("odd_333x517");
+  pixels.insert(pixels.end(), odd.begin(), odd.end());
+  std::vector<float> input;
+  TraceFn trace = [&](std::string_view name, const float* data, int64_t rows, int64_t cols) {
+    if (name == "decoder.input") input.assign(data, data + rows * cols);
+  };
+  GreedyOptions options;
+  options.steps = 2;
+  options.trace = &trace;
+  auto result = RunGreedy(*model_, pool_, pixels, std::span(&request, 1), options);
+  ASSERT_TRUE(result) << result.error().ToString();
+  const int64_t d = config.text.hidden_size;
+  ASSERT_EQ(result->vision.size(), static_cast<size_t>((154 + 216) * d));
+  int64_t row = 0;
+  for (size_t i = 0; i < request.ids.size(); ++i) {
+    if (request.ids[i] != img) continue;
+    ASSERT_TRUE(std::equal(input.begin() + static_cast<int64_t>(i) * d,
+                           input.begin() + static_cast<int64_t>(i + 1) * d,
+                           result->vision.begin() + row * d))
+        << "image token " << row << " at position " << i;
+    ++row;
+  }
+  EXPECT_EQ(row, 154 + 216);
+  EXPECT_EQ(result->sequences[0].generated.size(), 2u);
+}
+
+TEST_F(EnginePathsTest, VisionRejectsInconsistentInputs) {
+  const std::vector<float> doc = Pixels("doc_400x300");
+  const ImageGrid wrong{1, 22, 30};
+  auto mismatch = model_->vision().Encode(pool_, doc, std::span(&wrong, 1));
+  ASSERT_FALSE(mismatch);
+  EXPECT_EQ(mismatch.error().code, ErrorCode::kInvalidArgument);
+  const ImageGrid odd{1, 21, 28};
+  EXPECT_FALSE(model_->vision().Encode(pool_, doc, std::span(&odd, 1)));
+}
+
+// Runs text-only prompt `ids` through the decoder in pieces of the given sizes and returns the
+// logits of the last token.
+std::vector<float> LastLogits(const Model& model, ThreadPool& pool, const std::vector<int32_t>& ids,
+                              const std::vector<int64_t>& pieces) {
+  const auto& text = model.config().text;
+  KvCache cache(text, 16, 8);
+  KvCache::Sequence seq;
+  std::vector<float> logits(static_cast<size_t>(text.vocab_size));
+  int64_t at = 0;
+  for (int64_t n : pieces) {
+    std::vector<float> x(static_cast<size_t>(n * text.hidden_size));
+    EXPECT_TRUE(model.decoder().Embed(pool, std::span(ids).subspan(at, n), x.data()));
+    std::vector<std::array<int32_t, 3>> positions;
+    for (int64_t i = 0; i < n; ++i) {
+      const auto p = static_cast<int32_t>(at + i);
+      positions.push_back({p, p, p});
+    }
+    const DecoderStep step{&seq, n};
+    const int64_t last = n - 1;
+    auto status = model.decoder().Forward(pool, cache, std::span(&step, 1), x.data(), positions,
+                                          std::span(&last, 1), logits.data());
+    EXPECT_TRUE(status) << status.error().ToString();
+    at += n;
+  }
+  EXPECT_EQ(seq.length, static_cast<int64_t>(ids.size()));
+  return logits;
+}
+
+TEST_F(EnginePathsTest, PromptInPiecesEqualsPromptAtOnce) {
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(100 + 37 * i);
+  const std::vector<float> once = LastLogits(*model_, pool_, ids, {40});
+  // Pieces cross KV block boundaries (16 tokens) and mix the packed (> 8 rows) and streaming
+  // (<= 8 rows) product paths, which sum in different orders: float32 rounding only.
+  for (const std::vector<int64_t>& pieces :
+       std::vector<std::vector<int64_t>>{{17, 23}, {1, 15, 16, 8}, {39, 1}}) {
+    const std::vector<float> split = LastLogits(*model_, pool_, ids, pieces);
+    double diff = 0;
+    for (size_t i = 0; i < once.size(); ++i)
+      diff = std::max(diff, double{std::fabs(once[i] - split[i])});
+    EXPECT_LT(diff, 1e-4) << "pieces of " << pieces.size();
+  }
+}
+
+TEST_F(EnginePathsTest, FullKvCacheRefusesWithoutChangingSequences) {
+  const auto& text = model_->config().text;
+  KvCache cache(text, 16, 3);  // 48 tokens in all
+  KvCache::Sequence a, b;
+  std::vector<float> x(static_cast<size_t>(40 * text.hidden_size));
+  std::vector<int32_t> ids(40, 500);
+  ASSERT_TRUE(model_->decoder().Embed(pool_, std::span(ids).first(20), x.data()));
+  std::vector<std::array<int32_t, 3>> positions(40, {0, 0, 0});
+  DecoderStep first{&a, 20};
+  ASSERT_TRUE(model_->decoder().Forward(pool_, cache, std::span(&first, 1), x.data(),
+                                        std::span(positions).first(20), {}, nullptr));
+  EXPECT_EQ(cache.free_blocks(), 1);
+  // a needs no new block for 4 more tokens; b needs 2 blocks for 20, only 1 is free.
+  const DecoderStep both[] = {{&a, 4}, {&b, 20}};
+  auto status = model_->decoder().Forward(pool_, cache, both, x.data(),
+                                          std::span(positions).first(24), {}, nullptr);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(a.length, 20);
+  EXPECT_EQ(a.blocks.size(), 2u);
+  EXPECT_TRUE(b.blocks.empty());
+  EXPECT_EQ(cache.free_blocks(), 1);
+}
+
+TEST_F(EnginePathsTest, TokenIdsOutsideTheVocabularyAreErrors) {
+  std::vector<float> x(static_cast<size_t>(model_->config().text.hidden_size));
+  const int32_t too_big = static_cast<int32_t>(model_->config().text.vocab_size);
+  const int32_t negative = -1;
+  EXPECT_EQ(model_->decoder().Embed(pool_, std::span(&too_big, 1), x.data()).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(model_->decoder().Embed(pool_, std::span(&negative, 1), x.data()));
+}
+
+}  // namespace
+}  // namespace mineru::model
