@@ -27,6 +27,13 @@ struct DebugForwardArgs {
   ModelLoadOptions load;
 };
 
+// Adds the file name to a conversion error ("expected an integer array").
+template <class T>
+Result<T> Named(Result<T> result, const std::string& path) {
+  if (!result) return tl::unexpected(WithContext(result.error(), path));
+  return result;
+}
+
 // "vision.block.3" -> "trace_vision_block_3.npy"
 std::string TraceFile(std::string_view name) {
   std::string file = "trace_";
@@ -46,7 +53,7 @@ Status Run(const DebugForwardArgs& args, const GlobalOptions& global) {
   }
   const int64_t batch = ids_array.shape.size() == 2 ? ids_array.shape[0] : 1;
   const int64_t length = ids_array.shape.back();
-  MINERU_ASSIGN_OR_RETURN(std::vector<int64_t> ids, ids_array.ToI64());
+  MINERU_ASSIGN_OR_RETURN(std::vector<int64_t> ids, Named(ids_array.ToI64(), args.input_ids));
   std::vector<int64_t> mask(ids.size(), 1);
   if (!args.attention_mask.empty()) {
     MINERU_ASSIGN_OR_RETURN(NpyArray mask_array, ReadNpy(args.attention_mask, args.max_npy_bytes));
@@ -54,7 +61,7 @@ Status Run(const DebugForwardArgs& args, const GlobalOptions& global) {
       return Fail(ErrorCode::kInvalidArgument, "{}: attention mask {} does not match input ids {}",
                   args.attention_mask, mask_array.ShapeString(), ids_array.ShapeString());
     }
-    MINERU_ASSIGN_OR_RETURN(mask, mask_array.ToI64());
+    MINERU_ASSIGN_OR_RETURN(mask, Named(mask_array.ToI64(), args.attention_mask));
   }
   std::vector<model::ImageGrid> grids;
   std::vector<float> pixels;
@@ -67,14 +74,14 @@ Status Run(const DebugForwardArgs& args, const GlobalOptions& global) {
       return Fail(ErrorCode::kInvalidArgument, "{}: grid must be [images, 3], got {}",
                   args.grid_thw, grid_array.ShapeString());
     }
-    MINERU_ASSIGN_OR_RETURN(std::vector<int64_t> g, grid_array.ToI64());
+    MINERU_ASSIGN_OR_RETURN(std::vector<int64_t> g, Named(grid_array.ToI64(), args.grid_thw));
     for (size_t i = 0; i + 2 < g.size(); i += 3) grids.push_back({g[i], g[i + 1], g[i + 2]});
     MINERU_ASSIGN_OR_RETURN(NpyArray pixel_array, ReadNpy(args.pixel_values, args.max_npy_bytes));
     if (pixel_array.shape.size() != 2 || pixel_array.shape[1] != config.vision.patch_dim()) {
       return Fail(ErrorCode::kInvalidArgument, "{}: pixel values must be [patches, {}], got {}",
                   args.pixel_values, config.vision.patch_dim(), pixel_array.ShapeString());
     }
-    MINERU_ASSIGN_OR_RETURN(pixels, pixel_array.ToF32());
+    MINERU_ASSIGN_OR_RETURN(pixels, Named(pixel_array.ToF32(), args.pixel_values));
   }
   MINERU_ASSIGN_OR_RETURN(auto requests,
                           model::RequestsFromPaddedBatch(ids, mask, batch, length, grids, config));
@@ -178,6 +185,7 @@ void AddDebugForwardCommand(CLI::App& app, const GlobalOptions& global, int* exi
   cmd->add_flag("--trace", args->trace,
                 "Also write trace_<name>.npy for each vision block and decoder layer");
   cmd->add_option("--max-npy-bytes", args->max_npy_bytes, "Largest .npy input accepted")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--dump", args->dump, "Output directory")->required();
   args->load.Register(*cmd);

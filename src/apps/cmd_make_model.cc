@@ -29,6 +29,9 @@ int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
     if (!file) return ReportError(file.error());
     config = std::move(*file);
   }
+  const std::string config_name = args.config == "real" || args.config == "tiny"
+                                      ? "the " + args.config + " config"
+                                      : args.config;
   model::RandomCheckpointOptions options;
   options.seed = args.seed;
   options.naming =
@@ -37,7 +40,7 @@ int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
   ThreadPool pool(ResolveThreads(global));
   const auto start = std::chrono::steady_clock::now();
   if (Status status = model::WriteRandomCheckpoint(pool, config, args.out, options); !status) {
-    return ReportError(status.error());
+    return ReportError(WithContext(status.error(), config_name));
   }
   std::printf("wrote %s in %.1f s\n", args.out.c_str(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -53,7 +56,9 @@ void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_c
   cmd->add_option("--config", args->config,
                   "real (MinerU2.5-2509's shape, 2.2 GB), tiny (the test model), or a config.json")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Random seed")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("-o,--output", args->out, "Output directory")->required();
   cmd->add_option("--naming", args->naming,
                   "Tensor names: classic (visual.*, model.*) or prefixed (model.visual.*, "
@@ -62,6 +67,7 @@ void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_c
       ->capture_default_str();
   cmd->add_option("--max-shard-bytes", args->max_shard_bytes,
                   "Shard the weights (with model.safetensors.index.json); 0 = one file")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->callback([=, &global] { *exit_code = RunMakeModel(*args, global); });
 }

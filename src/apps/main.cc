@@ -2,6 +2,7 @@
 // mineru-cpp: one binary, one subcommand per job.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "apps/commands.h"
@@ -33,12 +34,31 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   app.add_option("--threads", global.threads,
                  "Compute threads (default: $MINERU_THREADS, else all hardware threads)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
   int exit_code = 0;
   AddInspectCommand(app, global, &exit_code);
   AddMakeModelCommand(app, global, &exit_code);
   AddDebugForwardCommand(app, global, &exit_code);
   AddBenchCommand(app, global, &exit_code);
+  // CLI11 reports a mistyped subcommand only as "A subcommand is required": name it.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads") {
+      ++i;
+      continue;
+    }
+    if (arg.empty() || arg[0] == '-') continue;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->check_name(arg);
+    }
+    if (!known) {
+      std::fprintf(stderr, "mineru-cpp: error: unknown subcommand '%s' (see mineru-cpp --help)\n",
+                   arg.c_str());
+      return kExitUsage;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

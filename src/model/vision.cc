@@ -30,8 +30,10 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   const int64_t patch_dim = c.patch_dim();
   if (patches == 0 || static_cast<int64_t>(pixel_values.size()) != patches * patch_dim) {
     return Fail(ErrorCode::kInvalidArgument,
-                "pixel values hold {} floats; the grids need {} patches x {} = {}",
-                pixel_values.size(), patches, patch_dim, patches * patch_dim);
+                "pixel values hold {} rows of {} values ({} floats); the image grids need {} "
+                "patches",
+                pixel_values.size() / static_cast<size_t>(patch_dim), patch_dim,
+                pixel_values.size(), patches);
   }
 
   const int64_t e = c.embed_dim, mlp = c.mlp_hidden;
