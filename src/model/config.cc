@@ -119,20 +119,29 @@ Result<VisionConfig> ParseVision(const Json& root, std::string_view where) {
     return Fail(ErrorCode::kCorrupt, "{}: 'in_channels' ({}) and 'in_chans' ({}) disagree", w,
                 *in_channels, *in_chans);
   }
-  vision.in_channels = static_cast<int>(Or(in_channels, Or(in_chans, int64_t{3})));
   MINERU_ASSIGN_OR_RETURN(auto patch, FindInt(v, "patch_size", w));
   MINERU_ASSIGN_OR_RETURN(auto temporal, FindInt(v, "temporal_patch_size", w));
   MINERU_ASSIGN_OR_RETURN(auto merge, FindInt(v, "spatial_merge_size", w));
   MINERU_ASSIGN_OR_RETURN(auto ratio, FindNumber(v, "mlp_ratio", w));
   MINERU_ASSIGN_OR_RETURN(auto act, FindString(v, "hidden_act", w));
-  vision.patch_size = static_cast<int>(Or(patch, int64_t{14}));
-  vision.temporal_patch_size = static_cast<int>(Or(temporal, int64_t{2}));
-  vision.spatial_merge_size = static_cast<int>(Or(merge, int64_t{2}));
+  // Range-check the 64-bit values before narrowing them.
+  const int64_t channels = Or(in_channels, Or(in_chans, int64_t{3}));
+  const int64_t patch_size = Or(patch, int64_t{14});
+  const int64_t temporal_size = Or(temporal, int64_t{2});
+  const int64_t merge_size = Or(merge, int64_t{2});
+  MINERU_RETURN_IF_ERROR(CheckPositive(channels, "in_channels", w, 64));
+  MINERU_RETURN_IF_ERROR(CheckPositive(patch_size, "patch_size", w, 1024));
+  MINERU_RETURN_IF_ERROR(CheckPositive(temporal_size, "temporal_patch_size", w, 64));
+  MINERU_RETURN_IF_ERROR(CheckPositive(merge_size, "spatial_merge_size", w, 64));
+  // One patch row (C * T * P * P values) must stay a sane int.
+  MINERU_RETURN_IF_ERROR(CheckPositive(channels * temporal_size * patch_size * patch_size,
+                                       "in_channels * temporal_patch_size * patch_size^2", w,
+                                       int64_t{1} << 24));
+  vision.in_channels = static_cast<int>(channels);
+  vision.patch_size = static_cast<int>(patch_size);
+  vision.temporal_patch_size = static_cast<int>(temporal_size);
+  vision.spatial_merge_size = static_cast<int>(merge_size);
   vision.hidden_act = Or(act, std::string("quick_gelu"));
-  MINERU_RETURN_IF_ERROR(CheckPositive(vision.in_channels, "in_channels", w, 64));
-  MINERU_RETURN_IF_ERROR(CheckPositive(vision.patch_size, "patch_size", w, 1024));
-  MINERU_RETURN_IF_ERROR(CheckPositive(vision.temporal_patch_size, "temporal_patch_size", w, 64));
-  MINERU_RETURN_IF_ERROR(CheckPositive(vision.spatial_merge_size, "spatial_merge_size", w, 64));
   const double mlp = static_cast<double>(embed) * Or(ratio, 4.0);
   if (!(mlp >= 1 && mlp < double{1 << 24})) {
     return Fail(ErrorCode::kCorrupt, "{}: 'mlp_ratio' gives an MLP width of {}", w, mlp);
@@ -183,10 +192,11 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   text.hidden_size = static_cast<int>(hidden);
   text.num_layers = static_cast<int>(layers);
   text.num_heads = static_cast<int>(heads);
-  text.num_kv_heads = static_cast<int>(Or(kv_heads, heads));  // HF default: num_attention_heads
+  const int64_t kv = Or(kv_heads, heads);  // HF default: num_attention_heads
+  MINERU_RETURN_IF_ERROR(CheckPositive(kv, "num_key_value_heads", where, 4096));
+  text.num_kv_heads = static_cast<int>(kv);
   text.intermediate_size = static_cast<int>(inter);
   text.vocab_size = vocab;
-  MINERU_RETURN_IF_ERROR(CheckPositive(text.num_kv_heads, "num_key_value_heads", where, 4096));
   if (text.hidden_size % text.num_heads != 0 || text.num_heads % text.num_kv_heads != 0 ||
       text.head_dim() % 2 != 0) {
     return Fail(ErrorCode::kCorrupt,
