@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared helpers of the mineru-cpp end-to-end tests (cli_usage_inspect_test.cc and
+// cli_debug_forward_test.cc, one binary): a runner that starts the binary as a child process
+// (posix_spawn, never a shell, so paths with odd characters reach argv untouched), checks of its
+// exit status and error messages, per-test scratch folders under ::testing::TempDir() (removed
+// when the tests end by the environment cli_test_util.cc registers, once per binary) and .npy
+// helpers.
+//
+// Contract under test (src/apps/commands.h): exit 0 on success; 1 when the work failed, with one
+// "mineru-cpp: error: ..." line on stderr that names the offending file, tensor or field; 2 for a
+// bad command line. No input may make the binary die from a signal.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/npy.h"
+
+namespace mineru::apps::testing {
+
+inline const std::string kGolden = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
+inline const std::string kModel = kGolden + "/model";
+inline constexpr int64_t kVocab = 151936;
+inline constexpr int64_t kPatchDim = 1176;  // 3 channels x 2 frames x 14 x 14
+
+// ---------------------------------------------------------------------------------------------
+// Running the binary.
+
+struct CliResult {
+  std::string command;  // for failure messages
+  bool started = false;
+  bool exited = false;  // false: ended by a signal (a crash) or never started
+  int exit_code = -1;
+  int signal = 0;
+  bool timed_out = false;
+  std::string out, err;
+};
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, std::string_view bytes);
+
+// Root of everything this binary writes; removed when the run ends.
+const std::string& ScratchRoot();
+
+// A fresh directory for the current test.
+std::string TestDir();
+
+// Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
+// same under ctest (which sets it) and when the test binary is started by hand.
+CliResult RunCli(const std::vector<std::string>& args);
+
+// The command, how it ended and (the start of) its output, for failure messages.
+std::string Describe(const CliResult& r);
+
+// The process ended by itself (no signal) with this exit code.
+::testing::AssertionResult ExitedWith(const CliResult& r, int code);
+
+::testing::AssertionResult Succeeded(const CliResult& r);
+
+// Exit 1 with one error line on stderr holding every needle (file paths, field names).
+::testing::AssertionResult FailedWith(const CliResult& r, const std::vector<std::string>& needles);
+
+// Exit 2 with CLI11's explanation on stderr holding every needle.
+::testing::AssertionResult UsageError(const CliResult& r,
+                                      const std::vector<std::string>& needles = {});
+
+// ---------------------------------------------------------------------------------------------
+// Arrays and files.
+
+NpyArray ReadArray(const std::string& path);
+
+std::vector<float> F32(const NpyArray& array);
+std::vector<float> F32(const std::string& path);
+
+std::vector<int64_t> I64(const NpyArray& array);
+std::vector<int64_t> I64(const std::string& path);
+
+void WriteI64(const std::string& path, const std::vector<int64_t>& shape,
+              const std::vector<int64_t>& values);
+
+void WriteF32(const std::string& path, const std::vector<int64_t>& shape,
+              const std::vector<float>& values);
+
+double MaxAbs(const std::vector<float>& a);
+
+double MaxDiff(const std::vector<float>& a, const std::vector<float>& b);
+
+// Copies the golden model directory (20 MB) so a test can damage its copy.
+std::string CopyGoldenModel(const std::string& dir);
+
+}  // namespace mineru::apps::testing
