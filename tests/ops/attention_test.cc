@@ -25,13 +25,15 @@ struct Case {
 };
 
 // Vision-like (one big chunk, non-causal), prefill (causal, GQA), decode (one query), paged
-// caches with small chunks, head dims that are not multiples of any vector width.
+// caches with small chunks, head dims that are not multiples of any vector width, and head
+// widths of 1 to 7 vectors (the value products split the head into register-sized groups).
 const Case kCases[] = {
     {4, 4, 16, 37, 37, false, 48},      {2, 2, 80, 70, 70, false, 80},
     {14, 2, 64, 1, 50, true, 16},       {14, 2, 64, 9, 130, true, 64},
     {4, 2, 16, 243, 243, true, 256},    {3, 1, 20, 5, 5, true, 16},
     {2, 1, 24, 17, 100, true, 32},      {1, 1, 7, 3, 200, false, 96},
-    {16, 16, 80, 130, 130, false, 144},
+    {16, 16, 80, 130, 130, false, 144}, {2, 1, 96, 20, 90, true, 48},
+    {2, 2, 112, 33, 33, false, 48},
 };
 
 // Error model: each score q.k carries at most d * u * |q||k| of float32 rounding, scaled; exp

@@ -21,11 +21,11 @@ struct Case {
 };
 
 // Shapes around every blocking boundary: streaming vs packed rows (8/9), register tiles (6, 12),
-// vector widths (8, 16, 32), depth blocks (256) and column blocks (512), plus MinerU-like widths.
+// vector widths (8, 16, 32), depth blocks (1024) and column blocks (512), plus MinerU-like widths.
 const Case kCases[] = {
     {1, 1, 1},    {1, 64, 33},   {2, 17, 5},     {3, 100, 64},    {4, 896, 128},  {5, 1, 7},
     {7, 33, 19},  {8, 257, 31},  {9, 16, 16},    {12, 64, 32},    {13, 300, 100}, {25, 1176, 64},
-    {31, 5, 513}, {64, 257, 33}, {97, 128, 600}, {130, 64, 1030},
+    {31, 5, 513}, {64, 257, 33}, {97, 128, 600}, {130, 64, 1030}, {13, 1100, 40}, {20, 2100, 33},
 };
 
 // Forward error of a float32 dot product of length k, accumulated in any order with FMA:

@@ -6,9 +6,10 @@
 // Keys are visited in blocks of kBlockKeys:
 //   1. scores S = Q K^T for the block: register tiles of kScoreRows rows x 4 vectors of keys,
 //      reading the transposed keys of the chunk directly (one vector load per dim and vector);
-//   2. online softmax: new running max m', p = exp(s * scale - m'), running sum
-//      l' = l * exp(m - m') + sum(p), output rows rescaled by exp(m - m');
-//   3. O += P V: register tiles of kPvRows rows x up to 4 vectors of the head dimension.
+//   2. online softmax: new running max m', p = exp(s - m') (queries are pre-scaled), running
+//      sum l' = l * exp(m - m') + sum(p) kept per lane, output rows rescaled by exp(m - m');
+//   3. O += P V: register tiles of kPvRows rows x up to kPvMaxVecs vectors of the head
+//      dimension (the head split into as few, as even groups as fit the registers).
 // Finally O / l. Memory per task is O(kTileRows * (head_dim + kBlockKeys)), never n_q x n_kv.
 //
 // Numerics: float32 throughout; exp is Highway's (about 1 ulp). Compared with a full softmax
@@ -38,10 +39,12 @@ constexpr size_t kLanes = hn::MaxLanes(DF());
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_ARCH_ARM_A64
 constexpr size_t kScoreRows = 6;  // 6 x 4 = 24 accumulators of 32 registers
-constexpr size_t kPvRows = 4;     // 4 x 4 = 16 accumulators
+constexpr size_t kPvRows = 4;     // 4 x 6 = 24 accumulators
+constexpr size_t kPvMaxVecs = 6;
 #else
 constexpr size_t kScoreRows = 2;  // 2 x 4 = 8 accumulators of 16 registers
-constexpr size_t kPvRows = 2;
+constexpr size_t kPvRows = 2;     // 2 x 4 = 8 accumulators
+constexpr size_t kPvMaxVecs = 4;
 #endif
 constexpr size_t kMaxVecs = 4;
 constexpr size_t kBlockKeys = kMaxVecs * kLanes;
@@ -122,16 +125,23 @@ HWY_INLINE void Pv(size_t rows, size_t vecs, const float* p, size_t keys, const 
         return PvTile<kRows, 2>(p, keys, val, ldv, o, ldo);
       case 3:
         return PvTile<kRows, 3>(p, keys, val, ldv, o, ldo);
-      default:
+      case 4:
         return PvTile<kRows, 4>(p, keys, val, ldv, o, ldo);
+      case 5:
+        if constexpr (kPvMaxVecs >= 5) return PvTile<kRows, 5>(p, keys, val, ldv, o, ldo);
+        break;
+      default:
+        if constexpr (kPvMaxVecs >= 6) return PvTile<kRows, 6>(p, keys, val, ldv, o, ldo);
+        break;
     }
+    return;
   }
   if constexpr (kRows > 1) Pv<kRows - 1>(rows, vecs, p, keys, val, ldv, o, ldo);
 }
 
 struct Scratch {
-  hwy::AlignedFreeUniquePtr<float[]> q, o, s;
-  std::vector<float> max, sum;
+  hwy::AlignedFreeUniquePtr<float[]> q, o, s, sum_vec;
+  std::vector<float> max;
   std::vector<int64_t> limit;
   size_t capacity_rows = 0, padded = 0;
 
@@ -142,8 +152,8 @@ struct Scratch {
     q = hwy::AllocateAligned<float>(capacity_rows * padded);
     o = hwy::AllocateAligned<float>(capacity_rows * padded);
     s = hwy::AllocateAligned<float>(capacity_rows * kBlockKeys);
+    sum_vec = hwy::AllocateAligned<float>(capacity_rows * kLanes);
     max.resize(capacity_rows);
-    sum.resize(capacity_rows);
     limit.resize(capacity_rows);
   }
 };
@@ -173,20 +183,23 @@ void RunTile(const AttentionShape& shape, const AttentionProblem& problem, size_
     for (size_t t = 0; t < group; ++t) {
       const size_t r = pi * group + t;
       const float* src = problem.q + i * static_cast<size_t>(problem.ldq) + (g * group + t) * d;
-      std::memcpy(qs + r * dp, src, d * sizeof(float));
+      // Queries are stored pre-scaled, so scores come out of the product ready for softmax.
+      for (size_t c = 0; c < d; ++c) qs[r * dp + c] = src[c] * shape.scale;
       std::fill(qs + r * dp + d, qs + (r + 1) * dp, 0.0f);
+      hn::Store(hn::Zero(df), df, sc.sum_vec.get() + r * kLanes);
       std::fill(o + r * dp, o + (r + 1) * dp, 0.0f);
       sc.max[r] = -std::numeric_limits<float>::infinity();
-      sc.sum[r] = 0.0f;
       // Last key index this row may see.
       sc.limit[r] = shape.causal ? problem.q_start + static_cast<int64_t>(i) : total_keys - 1;
       max_limit = std::max(max_limit, sc.limit[r]);
     }
   }
-  const VF vscale = hn::Set(df, shape.scale);
   const VF neg_inf = hn::Set(df, -std::numeric_limits<float>::infinity());
   // exp(-104) is 0 in float32; clamping keeps exp's argument in its valid range.
   const VF floor = hn::Set(df, -104.0f);
+  // The head dimension in as few groups of at most kPvMaxVecs vectors as possible, sized evenly.
+  const size_t dim_vecs = dp / kLanes;
+  const size_t dim_groups = (dim_vecs + kPvMaxVecs - 1) / kPvMaxVecs;
   int64_t key_base = 0;
   for (const KvChunk& chunk : problem.kv) {
     const size_t cap = static_cast<size_t>(chunk.capacity);
@@ -213,14 +226,19 @@ void RunTile(const AttentionShape& shape, const AttentionProblem& problem, size_
         VF vmax = neg_inf;
         for (size_t v = 0; v < vecs; ++v) {
           const size_t valid = visible > v * kLanes ? std::min(kLanes, visible - v * kLanes) : 0;
-          const VF scaled = hn::Mul(hn::Load(df, sr + v * kLanes), vscale);
-          hn::Store(scaled, df, sr + v * kLanes);
-          vmax = hn::Max(vmax, hn::IfThenElse(hn::FirstN(df, valid), scaled, neg_inf));
+          vmax = hn::Max(
+              vmax, hn::IfThenElse(hn::FirstN(df, valid), hn::Load(df, sr + v * kLanes), neg_inf));
         }
         const float block_max = hn::GetLane(hn::MaxOfLanes(df, vmax));
         const float new_max = std::max(sc.max[r], block_max);
+        const float rescale = sc.max[r] == -std::numeric_limits<float>::infinity()
+                                  ? 0.0f
+                                  : std::exp(sc.max[r] - new_max);
+        sc.max[r] = new_max;
         const VF vnew_max = hn::Set(df, new_max);
-        VF vsum = hn::Zero(df);
+        // The running sum stays a vector of lane sums; one horizontal sum at the end.
+        float* lane_sums = sc.sum_vec.get() + r * kLanes;
+        VF vsum = hn::Mul(hn::Load(df, lane_sums), hn::Set(df, rescale));
         for (size_t v = 0; v < vecs; ++v) {
           const size_t valid = visible > v * kLanes ? std::min(kLanes, visible - v * kLanes) : 0;
           const VF arg = hn::Max(hn::Sub(hn::Load(df, sr + v * kLanes), vnew_max), floor);
@@ -228,11 +246,7 @@ void RunTile(const AttentionShape& shape, const AttentionProblem& problem, size_
           hn::Store(p, df, sr + v * kLanes);
           vsum = hn::Add(vsum, p);
         }
-        const float rescale = sc.max[r] == -std::numeric_limits<float>::infinity()
-                                  ? 0.0f
-                                  : std::exp(sc.max[r] - new_max);
-        sc.sum[r] = sc.sum[r] * rescale + hn::GetLane(hn::SumOfLanes(df, vsum));
-        sc.max[r] = new_max;
+        hn::Store(vsum, df, lane_sums);
         if (rescale != 1.0f) {
           const VF vrescale = hn::Set(df, rescale);
           for (size_t c = 0; c < dp; c += kLanes) {
@@ -240,12 +254,13 @@ void RunTile(const AttentionShape& shape, const AttentionProblem& problem, size_
           }
         }
       }
-      const size_t dim_vecs = dp / kLanes;
       for (size_t r0 = 0; r0 < rows; r0 += kPvRows) {
         const size_t tile_rows = std::min(kPvRows, rows - r0);
-        for (size_t v0 = 0; v0 < dim_vecs; v0 += kMaxVecs) {
-          Pv<kPvRows>(tile_rows, std::min(kMaxVecs, dim_vecs - v0), s + r0 * kBlockKeys, keys,
-                      val + j0 * dp + v0 * kLanes, dp, o + r0 * dp + v0 * kLanes, dp);
+        for (size_t g = 0, v0 = 0; g < dim_groups; ++g) {
+          const size_t vecs = dim_vecs / dim_groups + (g < dim_vecs % dim_groups ? 1 : 0);
+          Pv<kPvRows>(tile_rows, vecs, s + r0 * kBlockKeys, keys, val + j0 * dp + v0 * kLanes, dp,
+                      o + r0 * dp + v0 * kLanes, dp);
+          v0 += vecs;
         }
       }
     }
@@ -263,7 +278,10 @@ void WriteTile(const AttentionShape& shape, const AttentionProblem& problem, siz
       const size_t r = pi * group + t;
       float* dst =
           problem.out + (first + pi) * static_cast<size_t>(problem.ldo) + (g * group + t) * d;
-      const float inv = sc.sum[r] > 0.0f ? 1.0f / sc.sum[r] : 0.0f;
+      const DF df;
+      const float sum =
+          hn::GetLane(hn::SumOfLanes(df, hn::Load(df, sc.sum_vec.get() + r * kLanes)));
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       for (size_t c = 0; c < d; ++c) dst[c] = sc.o[r * dp + c] * inv;
     }
   }

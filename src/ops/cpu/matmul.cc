@@ -31,20 +31,23 @@ using VF = hn::Vec<DF>;
 // Targets with 32 vector registers hold a 12 x 2-vector tile (24 accumulators); 16-register
 // targets a 6 x 2-vector tile (12 accumulators). Both leave room for the 2 loaded weight
 // vectors and a broadcast.
+#undef MINERU_FOR_ROWS
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_ARCH_ARM_A64
 constexpr size_t kMR = 12;
 constexpr size_t kStreamRowsPerPass = 4;
+#define MINERU_FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #else
 constexpr size_t kMR = 6;
 constexpr size_t kStreamRowsPerPass = 2;
+#define MINERU_FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #endif
 constexpr size_t kLanes = hn::MaxLanes(DF());
 constexpr size_t kNR = 2 * kLanes;
 // Depth block: a kMR x kKC activation panel (12 KiB on AVX-512) and a kKC x kNR weight panel
 // (32 KiB) stay in L1 while the kernel runs; kNC columns of packed weights (512 KiB) in L2.
-constexpr size_t kKC = 256;
+constexpr size_t kKC = 1024;
 constexpr size_t kNC = 512;
-// Rows of x per task: a multiple of kMR.
+// Rows of x per task (a multiple of kMR): the kernel sweeps them for each weight panel.
 constexpr size_t kMC = kMR * 8;
 
 template <class TW>
@@ -112,36 +115,41 @@ void PackActivationPanel(const float* HWY_RESTRICT x, size_t ldx, size_t i0, siz
 }
 
 // acc = A_panel . B_panel over kc; then C = (load_c ? C : 0) + acc (+ bias) for the valid
-// mr x nr corner of the tile.
+// mr x nr corner of the tile. The 2 * kMR accumulators are named variables (not an array) so
+// the compiler keeps every one in a register.
 HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
                               float* HWY_RESTRICT c, size_t ldc, size_t mr, size_t nr, bool load_c,
                               const float* HWY_RESTRICT bias) {
   const DF df;
-  VF acc0[kMR], acc1[kMR];
-  HWY_UNROLL(16)
-  for (size_t r = 0; r < kMR; ++r) {
-    acc0[r] = hn::Zero(df);
-    acc1[r] = hn::Zero(df);
+#define MINERU_DECLARE(r) VF acc##r##_0 = hn::Zero(df), acc##r##_1 = hn::Zero(df);
+#define MINERU_FMA(r)                            \
+  {                                              \
+    const VF av = hn::Set(df, ak[r]);            \
+    acc##r##_0 = hn::MulAdd(av, b0, acc##r##_0); \
+    acc##r##_1 = hn::MulAdd(av, b1, acc##r##_1); \
   }
+#define MINERU_STORE(r)                      \
+  hn::Store(acc##r##_0, df, tile + (r)*kNR); \
+  hn::Store(acc##r##_1, df, tile + (r)*kNR + kLanes);
+  MINERU_FOR_ROWS(MINERU_DECLARE)
   for (size_t k = 0; k < kc; ++k) {
     const VF b0 = hn::Load(df, b + k * kNR);
     const VF b1 = hn::Load(df, b + k * kNR + kLanes);
     const float* ak = a + k * kMR;
-    HWY_UNROLL(16)
-    for (size_t r = 0; r < kMR; ++r) {
-      const VF av = hn::Set(df, ak[r]);
-      acc0[r] = hn::MulAdd(av, b0, acc0[r]);
-      acc1[r] = hn::MulAdd(av, b1, acc1[r]);
-    }
+    MINERU_FOR_ROWS(MINERU_FMA)
   }
+  HWY_ALIGN float tile[kMR * kNR];
+  MINERU_FOR_ROWS(MINERU_STORE)
+#undef MINERU_DECLARE
+#undef MINERU_FMA
+#undef MINERU_STORE
   if (mr == kMR && nr == kNR) {
     const VF bias0 = bias ? hn::LoadU(df, bias) : hn::Zero(df);
     const VF bias1 = bias ? hn::LoadU(df, bias + kLanes) : hn::Zero(df);
-    HWY_UNROLL(16)
     for (size_t r = 0; r < kMR; ++r) {
       float* cr = c + r * ldc;
-      VF out0 = hn::Add(acc0[r], bias0);
-      VF out1 = hn::Add(acc1[r], bias1);
+      VF out0 = hn::Add(hn::Load(df, tile + r * kNR), bias0);
+      VF out1 = hn::Add(hn::Load(df, tile + r * kNR + kLanes), bias1);
       if (load_c) {
         out0 = hn::Add(hn::LoadU(df, cr), out0);
         out1 = hn::Add(hn::LoadU(df, cr + kLanes), out1);
@@ -150,11 +158,6 @@ HWY_NOINLINE void MicroKernel(size_t kc, const float* HWY_RESTRICT a, const floa
       hn::StoreU(out1, df, cr + kLanes);
     }
     return;
-  }
-  HWY_ALIGN float tile[kMR * kNR];
-  for (size_t r = 0; r < kMR; ++r) {
-    hn::Store(acc0[r], df, tile + r * kNR);
-    hn::Store(acc1[r], df, tile + r * kNR + kLanes);
   }
   for (size_t r = 0; r < mr; ++r) {
     for (size_t j = 0; j < nr; ++j) {
@@ -171,45 +174,45 @@ void MatMulPacked(ThreadPool& pool, const float* x, size_t m, size_t ldx, const 
   const size_t n = static_cast<size_t>(w.rows);
   const size_t k_total = static_cast<size_t>(w.cols);
   const size_t num_threads = static_cast<size_t>(pool.num_threads());
-  auto weight_panels = hwy::AllocateAligned<float>(kKC * kNC);
-  auto act_panels = hwy::AllocateAligned<float>(num_threads * kKC * kMC);
+  const size_t row_panels = (m + kMR - 1) / kMR;
   const size_t row_blocks = (m + kMC - 1) / kMC;
+  auto weight_panels = hwy::AllocateAligned<float>(kKC * kNC);
+  // All rows of x for one depth block, packed once and reused by every column block.
+  auto act_panels = hwy::AllocateAligned<float>(row_panels * kKC * kMR);
 
-  for (size_t j0 = 0; j0 < n; j0 += kNC) {
-    const size_t nc = std::min(kNC, n - j0);
-    const size_t panels = (nc + kNR - 1) / kNR;
-    // With few row blocks, split the columns too so every thread has work.
-    const size_t col_splits =
-        std::min(panels, std::max<size_t>(1, (2 * num_threads + row_blocks - 1) / row_blocks));
-    const size_t panels_per_split = (panels + col_splits - 1) / col_splits;
-    for (size_t k0 = 0; k0 < k_total; k0 += kKC) {
-      const size_t kc = std::min(kKC, k_total - k0);
+  for (size_t k0 = 0; k0 < k_total; k0 += kKC) {
+    const size_t kc = std::min(kKC, k_total - k0);
+    const bool first = k0 == 0;
+    pool.ParallelFor((row_panels + 7) / 8, [&](size_t task, int) {
+      for (size_t rp = task * 8; rp < std::min(row_panels, task * 8 + 8); ++rp) {
+        PackActivationPanel(x, ldx, rp * kMR, std::min(kMR, m - rp * kMR), k0, kc,
+                            act_panels.get() + rp * kKC * kMR);
+      }
+    });
+    for (size_t j0 = 0; j0 < n; j0 += kNC) {
+      const size_t nc = std::min(kNC, n - j0);
+      const size_t panels = (nc + kNR - 1) / kNR;
+      // With few row blocks, split the columns too so every thread has work.
+      const size_t col_splits =
+          std::min(panels, std::max<size_t>(1, (2 * num_threads + row_blocks - 1) / row_blocks));
+      const size_t panels_per_split = (panels + col_splits - 1) / col_splits;
       pool.ParallelFor(panels, [&](size_t p, int) {
         const size_t nr = std::min(kNR, nc - p * kNR);
         PackWeightPanel<TW>(w, j0 + p * kNR, nr, k0, kc, weight_panels.get() + p * kKC * kNR);
       });
-      const bool first = k0 == 0;
-      pool.ParallelFor(row_blocks * col_splits, [&](size_t task, int thread) {
-        const size_t block = task / col_splits;
-        const size_t split = task % col_splits;
-        const size_t i0 = block * kMC;
+      pool.ParallelFor(row_blocks * col_splits, [&](size_t task, int) {
+        const size_t i0 = (task / col_splits) * kMC;
         const size_t mc = std::min(kMC, m - i0);
-        const size_t p_begin = split * panels_per_split;
+        const size_t p_begin = (task % col_splits) * panels_per_split;
         const size_t p_end = std::min(panels, p_begin + panels_per_split);
-        if (p_begin >= p_end) return;
-        float* act = act_panels.get() + static_cast<size_t>(thread) * kKC * kMC;
-        for (size_t r0 = 0; r0 < mc; r0 += kMR) {
-          PackActivationPanel(x, ldx, i0 + r0, std::min(kMR, mc - r0), k0, kc,
-                              act + (r0 / kMR) * kKC * kMR);
-        }
         for (size_t p = p_begin; p < p_end; ++p) {
           const size_t col = j0 + p * kNR;
           const size_t nr = std::min(kNR, nc - p * kNR);
           const float* panel = weight_panels.get() + p * kKC * kNR;
           for (size_t r0 = 0; r0 < mc; r0 += kMR) {
-            MicroKernel(kc, act + (r0 / kMR) * kKC * kMR, panel, y + (i0 + r0) * ldy + col, ldy,
-                        std::min(kMR, mc - r0), nr, accumulate || !first,
-                        first && bias ? bias + col : nullptr);
+            MicroKernel(kc, act_panels.get() + ((i0 + r0) / kMR) * kKC * kMR, panel,
+                        y + (i0 + r0) * ldy + col, ldy, std::min(kMR, mc - r0), nr,
+                        accumulate || !first, first && bias ? bias + col : nullptr);
           }
         }
       });
