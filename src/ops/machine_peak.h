@@ -16,6 +16,6 @@ double MeasureFmaPeakGflops(ThreadPool& pool, double seconds = 0.3);
 
 // GB/s of streaming reads of a `bytes` buffer (far larger than the caches) split across the
 // pool's threads, best of `repeats` passes.
-double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes = size_t{1} << 30, int repeats = 5);
+double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes = size_t{1} << 30, int repeats = 10);
 
 }  // namespace mineru::ops
