@@ -83,14 +83,25 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
 
   std::printf("machine: %d threads, SIMD target %s\n", threads, ops::SimdTargetName().c_str());
   const double peak = ops::MeasureFmaPeakGflops(pool);
-  const double bandwidth = ops::MeasureReadBandwidthGBps(pool);
+  // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the mapped
+  // weights themselves (the pages decode streams; this also warms them).
+  const double fresh_bandwidth = ops::MeasureReadBandwidthGBps(pool);
+  double weights_bandwidth = 0;
+  for (const auto& file : model.checkpoint().mapped_files()) {
+    weights_bandwidth = std::max(weights_bandwidth, ops::MeasureReadBandwidthGBps(pool, file, 3));
+  }
+  const double bandwidth = std::max(fresh_bandwidth, weights_bandwidth);
   std::printf("  float32 FMA peak     %8.1f GFLOP/s (measured)\n", peak);
-  std::printf("  DRAM read bandwidth  %8.1f GB/s (measured)\n", bandwidth);
+  std::printf(
+      "  DRAM read bandwidth  %8.1f GB/s (measured: fresh buffer %.1f, mapped weights %.1f)\n",
+      bandwidth, fresh_bandwidth, weights_bandwidth);
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
   Json report{{"threads", threads},
               {"simd_target", ops::SimdTargetName()},
               {"fma_peak_gflops", peak},
               {"read_bandwidth_gbps", bandwidth},
+              {"read_bandwidth_fresh_gbps", fresh_bandwidth},
+              {"read_bandwidth_weights_gbps", weights_bandwidth},
               {"load_seconds", load_seconds}};
   std::mt19937 rng(1234);
 

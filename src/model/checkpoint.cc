@@ -187,6 +187,12 @@ std::vector<std::string> Checkpoint::files() const {
   return paths;
 }
 
+std::vector<std::span<const uint8_t>> Checkpoint::mapped_files() const {
+  std::vector<std::span<const uint8_t>> spans;
+  for (const auto& file : files_) spans.push_back(file->bytes());
+  return spans;
+}
+
 void Checkpoint::ComputeFingerprint() {
   // Version tag first so a change of this recipe can never collide with an old fingerprint.
   constexpr uint64_t kWindow = 4096;

@@ -64,6 +64,8 @@ class Checkpoint {
   // and evenly spaced samples of its bytes; see docs/MODEL.md.
   const std::string& fingerprint() const { return fingerprint_; }
   std::vector<std::string> files() const;
+  // The mapped bytes of every weight file.
+  std::vector<std::span<const uint8_t>> mapped_files() const;
 
  private:
   Result<const CheckpointTensor*> Find(std::string_view name) const;

@@ -39,6 +39,7 @@ class SafetensorsFile {
   const std::string& path() const { return file_.path(); }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  std::span<const uint8_t> bytes() const { return file_.bytes(); }
   std::span<const uint8_t> Data(const TensorInfo& tensor) const {
     return file_.bytes().subspan(tensor.offset, tensor.bytes);
   }

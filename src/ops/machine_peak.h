@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "base/thread_pool.h"
@@ -14,8 +16,12 @@ namespace mineru::ops {
 // best of a few runs of about `seconds` each.
 double MeasureFmaPeakGflops(ThreadPool& pool, double seconds = 0.3);
 
-// GB/s of streaming reads of a `bytes` buffer (far larger than the caches) split across the
-// pool's threads, best of `repeats` passes.
+// GB/s of streaming reads of a fresh `bytes` buffer (far larger than the caches) split across
+// the pool's threads, best of `repeats` passes.
 double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes = size_t{1} << 30, int repeats = 10);
+
+// The same over existing memory (for instance a checkpoint's mapped weights, to measure the
+// pages decode actually streams), best of `repeats` passes.
+double MeasureReadBandwidthGBps(ThreadPool& pool, std::span<const uint8_t> memory, int repeats);
 
 }  // namespace mineru::ops

@@ -98,19 +98,17 @@ double MeasureFmaPeakGflops(ThreadPool& pool, double seconds) {
   return best;
 }
 
-double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes, int repeats) {
-  const size_t n = bytes / sizeof(float);
-  auto buffer = hwy::AllocateAligned<float>(n);
+double MeasureReadBandwidthGBps(ThreadPool& pool, std::span<const uint8_t> memory, int repeats) {
+  // Whole 64-byte-aligned floats only; the content does not matter (NaNs included).
+  const auto begin_address = (reinterpret_cast<uintptr_t>(memory.data()) + 63) / 64 * 64;
+  const auto end_address = (reinterpret_cast<uintptr_t>(memory.data() + memory.size())) / 64 * 64;
+  if (end_address <= begin_address) return 0;
+  const float* data = reinterpret_cast<const float*>(begin_address);
+  const size_t n = (end_address - begin_address) / sizeof(float);
   // Many slices, claimed dynamically: a thread that wakes late still gets its share, so the
   // figure is what all threads together can stream.
   constexpr size_t kSlices = 64;
   const size_t per_slice = (n / kSlices + 63) / 64 * 64;
-  // Touch every page with real values (untouched pages would read the shared zero page).
-  pool.ParallelFor(kSlices, [&](size_t slice, int) {
-    const size_t begin = std::min(n, slice * per_slice);
-    const size_t end = std::min(n, begin + per_slice);
-    for (size_t i = begin; i < end; ++i) buffer[i] = static_cast<float>(i & 1023);
-  });
   std::vector<float> sums(kSlices);
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
@@ -118,11 +116,26 @@ double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes, int repeats) {
     pool.ParallelFor(kSlices, [&](size_t slice, int) {
       const size_t begin = std::min(n, slice * per_slice);
       const size_t end = std::min(n, begin + per_slice);
-      sums[slice] = HWY_DYNAMIC_DISPATCH(SumRange)(buffer.get() + begin, end - begin);
+      sums[slice] = HWY_DYNAMIC_DISPATCH(SumRange)(data + begin, end - begin);
     });
     best = std::max(best, static_cast<double>(n * sizeof(float)) / Seconds(start) / 1e9);
   }
   return best;
+}
+
+double MeasureReadBandwidthGBps(ThreadPool& pool, size_t bytes, int repeats) {
+  const size_t n = bytes / sizeof(float);
+  auto buffer = hwy::AllocateAligned<float>(n);
+  // Touch every page with real values (untouched pages would read the shared zero page).
+  constexpr size_t kSlices = 64;
+  const size_t per_slice = (n / kSlices + 63) / 64 * 64;
+  pool.ParallelFor(kSlices, [&](size_t slice, int) {
+    const size_t begin = std::min(n, slice * per_slice);
+    const size_t end = std::min(n, begin + per_slice);
+    for (size_t i = begin; i < end; ++i) buffer[i] = static_cast<float>(i & 1023);
+  });
+  return MeasureReadBandwidthGBps(
+      pool, std::span(reinterpret_cast<const uint8_t*>(buffer.get()), n * sizeof(float)), repeats);
 }
 
 }  // namespace mineru::ops
