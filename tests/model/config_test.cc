@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "checkpoint_test_util.h"
 #include "model/random_checkpoint.h"
 
 namespace mineru::model {
@@ -21,24 +22,12 @@ constexpr std::string_view kWhere = "ckpt/config.json";
 
 Result<ModelConfig> Parse(const Json& json) { return ParseModelConfig(json, kWhere); }
 
-// Passes when `result` is an error of `code` whose message contains `where` and every part.
+// Passes when `result` is an error of `code` whose message names the file and every part.
 template <class T>
 ::testing::AssertionResult FailsWith(const Result<T>& result, ErrorCode code,
-                                     const std::vector<std::string>& parts) {
-  if (result) return ::testing::AssertionFailure() << "succeeded, expected an error";
-  const Error& error = result.error();
-  if (error.code != code) {
-    return ::testing::AssertionFailure() << "code " << ErrorCodeName(error.code) << ", expected "
-                                         << ErrorCodeName(code) << ": " << error.message;
-  }
-  std::vector<std::string> all = parts;
-  all.emplace_back(kWhere);
-  for (const std::string& part : all) {
-    if (error.message.find(part) == std::string::npos) {
-      return ::testing::AssertionFailure() << "message lacks \"" << part << "\": " << error.message;
-    }
-  }
-  return ::testing::AssertionSuccess() << error.ToString();
+                                     std::vector<std::string> parts) {
+  parts.emplace_back(kWhere);
+  return testing::FailsWith(result, code, parts);
 }
 
 // The later MinerU2.5 layout: the text model's fields (and tie_word_embeddings) moved into
