@@ -138,13 +138,16 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
   }
 
   // Decode: each step takes the argmax of every sequence's last logits and feeds it back.
+  // `last` points into this buffer, which each decode step replaces.
   std::vector<float> step_logits = std::move(logits);
   std::vector<int32_t> next(requests.size());
   for (int step = 0; step < options.steps; ++step) {
     for (size_t r = 0; r < requests.size(); ++r) {
       next[r] = static_cast<int32_t>(ops::ArgMax(last[r], vocab));
       result.sequences[r].generated.push_back(next[r]);
-      result.sequences[r].step_logits.emplace_back(last[r], last[r] + vocab);
+      if (options.step_logits) {
+        result.sequences[r].step_logits.emplace_back(last[r], last[r] + vocab);
+      }
     }
     if (step + 1 == options.steps) break;
     std::vector<float> x_step(requests.size() * static_cast<size_t>(d));

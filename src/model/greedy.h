@@ -22,18 +22,20 @@ struct GreedyRequest {
 };
 
 struct GreedyOptions {
-  int steps = 16;           // tokens to generate per sequence (no stop on EOS)
-  bool all_logits = false;  // keep the prompt logits of every position, not just the last
+  int steps = 16;            // tokens to generate per sequence (no stop on EOS)
+  bool all_logits = false;   // keep the prompt logits of every position, not just the last
+  bool step_logits = false;  // keep the logits each generated token was chosen from
   int64_t kv_block_tokens = 64;
   const TraceFn* trace = nullptr;
 };
 
 struct GreedySequence {
   RopePositions positions;
-  std::vector<float> logits_last;               // [vocab] at the last prompt position
-  std::vector<float> logits_all;                // [prompt length, vocab] with all_logits
-  std::vector<int32_t> generated;               // steps tokens, each the argmax (ties: lowest id)
-  std::vector<std::vector<float>> step_logits;  // [steps][vocab]: the logits each token came from
+  std::vector<float> logits_last;  // [vocab] at the last prompt position
+  std::vector<float> logits_all;   // [prompt length, vocab] with all_logits
+  std::vector<int32_t> generated;  // steps tokens, each the argmax (ties: lowest id)
+  // With step_logits: [steps][vocab], the logits each generated token was chosen from.
+  std::vector<std::vector<float>> step_logits;
 };
 
 struct GreedyResult {

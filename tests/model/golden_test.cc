@@ -140,6 +140,7 @@ class GoldenTest : public ::testing::Test {
     GreedyOptions options;
     options.steps = 16;
     options.all_logits = true;
+    options.step_logits = true;
     options.trace = &trace;
     auto requests = Requests(c, model_->config());
     auto result = RunGreedy(*model_, *pool_, c.pixels, requests, options);
