@@ -11,9 +11,19 @@ packages=(
   libfmt-dev          # formatting
   libssl-dev          # SHA-256 (libcrypto)
   libcli11-dev        # command line
+  libonig-dev         # tokenizer pre-split regex (the engine Hugging Face tokenizers uses)
+  libutf8proc-dev     # Unicode NFC normalisation
+  libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
+  libpoppler-cpp-dev  # PDF rendering, in its own helper process
   libgtest-dev        # tests
   libbenchmark-dev    # kernel micro-benchmarks
+  python3-pil python3-numpy poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf
 )
+# Node.js and npm (test references and the Qwen vocabulary from the npm registry): any
+# installation will do; Debian's packages only when none is on the PATH.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   AddMakeModelCommand(app, global, &exit_code);
   AddDebugForwardCommand(app, global, &exit_code);
   AddBenchCommand(app, global, &exit_code);
+  AddTokenizeCommand(app, global, &exit_code);
+  AddPreprocessCommand(app, global, &exit_code);
+  AddRenderCommand(app, global, &exit_code);
   // CLI11 reports a mistyped subcommand only as "A subcommand is required": name it.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
