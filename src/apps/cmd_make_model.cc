@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// mineru-cpp make-model: a random-weight checkpoint in the Hugging Face layout.
+// mineru-cpp make-model: a random-weight checkpoint in the Hugging Face layout, with the
+// tokenizer files built from the Qwen2 vocabulary so that the directory is a complete model.
 #include <chrono>
 #include <cstdio>
 
 #include "apps/commands.h"
 #include "base/thread_pool.h"
 #include "model/random_checkpoint.h"
+#include "text/tokenizer.h"
 
 namespace mineru::apps {
 namespace {
@@ -16,9 +18,21 @@ struct MakeModelArgs {
   std::string out;
   std::string naming = "classic";
   uint64_t max_shard_bytes = 0;
+  std::string tokenizer_source;
+  bool no_tokenizer = false;
+  uint64_t max_tokenizer_bytes = text::kDefaultMaxTokenizerFileBytes;
 };
 
+constexpr char kTokenizerHelp[] =
+    "make-model needs --tokenizer-source FILE, a Qwen2 tokenizer.json to take the vocabulary "
+    "from (tools/tokenizer-reference/fetch.sh DIR writes DIR/tokenizer.json), or --no-tokenizer "
+    "for a checkpoint without tokenizer files";
+
 int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
+  if (args.tokenizer_source.empty() && !args.no_tokenizer) {
+    std::fprintf(stderr, "mineru-cpp: %s\n", kTokenizerHelp);
+    return kExitUsage;
+  }
   Json config;
   if (args.config == "real") {
     config = model::RealModelConfig();
@@ -37,6 +51,8 @@ int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
   options.naming =
       args.naming == "prefixed" ? model::TensorNaming::kPrefixed : model::TensorNaming::kClassic;
   options.max_shard_bytes = args.max_shard_bytes;
+  options.tokenizer_source = args.tokenizer_source;
+  options.max_tokenizer_bytes = args.max_tokenizer_bytes;
   ThreadPool pool(ResolveThreads(global));
   const auto start = std::chrono::steady_clock::now();
   if (Status status = model::WriteRandomCheckpoint(pool, config, args.out, options); !status) {
@@ -67,6 +83,14 @@ void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_c
       ->capture_default_str();
   cmd->add_option("--max-shard-bytes", args->max_shard_bytes,
                   "Shard the weights (with model.safetensors.index.json); 0 = one file")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  auto* source = cmd->add_option("--tokenizer-source", args->tokenizer_source,
+                                 "Qwen2 tokenizer.json whose vocabulary and merges the written "
+                                 "tokenizer.json takes (Qwen2-VL and MinerU tokens are added)");
+  cmd->add_flag("--no-tokenizer", args->no_tokenizer, "Write no tokenizer files")->excludes(source);
+  cmd->add_option("--max-tokenizer-bytes", args->max_tokenizer_bytes,
+                  "Largest tokenizer source accepted")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->callback([=, &global] { *exit_code = RunMakeModel(*args, global); });

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "base/dtype.h"
 #include "base/mapped_file.h"
 #include "model/config.h"
 #include "model/safetensors.h"
+#include "text/model_files.h"
 
 namespace mineru::model {
 namespace {
@@ -140,10 +142,68 @@ std::vector<uint16_t> Generate(ThreadPool& pool, const PlannedTensor& t, uint64_
   return out;
 }
 
-Status WriteJson(const fs::path& path, const Json& json) {
-  const std::string text = json.dump(2) + "\n";
+Status WriteText(const fs::path& path, const std::string& text) {
   return WriteFileAtomically(path.string(),
                              std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+Status WriteJson(const fs::path& path, const Json& json) {
+  return WriteText(path, json.dump(2) + "\n");
+}
+
+// The special tokens the config names by id must be those tokens in the tokenizer, and every
+// token id must have an embedding row.
+Status CheckTokenizerAgainstConfig(const text::Tokenizer& tokenizer, const ModelConfig& config,
+                                   std::string_view source) {
+  struct Expected {
+    std::string_view token;
+    int64_t id;
+    std::string_view field;
+  };
+  std::vector<Expected> expected = {
+      {"<|image_pad|>", config.image_token_id, "image_token_id"},
+      {"<|vision_start|>", config.vision_start_token_id, "vision_start_token_id"}};
+  if (config.video_token_id >= 0)
+    expected.push_back({"<|video_pad|>", config.video_token_id, "video_token_id"});
+  if (config.vision_end_token_id >= 0)
+    expected.push_back({"<|vision_end|>", config.vision_end_token_id, "vision_end_token_id"});
+  if (config.bos_token_id >= 0)
+    expected.push_back({"<|endoftext|>", config.bos_token_id, "bos_token_id"});
+  for (const Expected& e : expected) {
+    const std::optional<int32_t> id = tokenizer.TokenToId(e.token);
+    if (!id || *id != e.id) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "tokenizer source {}: {} gets id {} but the config's {} is {} (the source must "
+                  "be the Qwen2 vocabulary of 151,643 tokens)",
+                  source, e.token, id ? std::to_string(*id) : "none", e.field, e.id);
+    }
+  }
+  const std::optional<int32_t> im_end = tokenizer.TokenToId("<|im_end|>");
+  if (!im_end || std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), *im_end) ==
+                     config.eos_token_ids.end()) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "tokenizer source {}: <|im_end|> (id {}) is not among the config's eos_token_id",
+                source, im_end.value_or(-1));
+  }
+  if (tokenizer.id_limit() > config.text.vocab_size) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "tokenizer source {}: token ids reach {} but the config's vocab_size is {}", source,
+                tokenizer.id_limit() - 1, config.text.vocab_size);
+  }
+  return OkStatus();
+}
+
+// Builds the tokenizer files from the source and reads them back as the runtime will.
+Result<text::ModelTokenizerFiles> BuildTokenizerFiles(const std::string& source, uint64_t max_bytes,
+                                                      const ModelConfig& config) {
+  MINERU_ASSIGN_OR_RETURN(Json json, ReadJsonFile(source, max_bytes));
+  MINERU_ASSIGN_OR_RETURN(text::ModelTokenizerFiles files,
+                          text::BuildModelTokenizerFiles(json, source));
+  MINERU_ASSIGN_OR_RETURN(Json written, ParseJson(files.tokenizer_json, "tokenizer.json"));
+  MINERU_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
+                          text::Tokenizer::FromJson(written, "tokenizer.json"));
+  MINERU_RETURN_IF_ERROR(CheckTokenizerAgainstConfig(*tokenizer, config, source));
+  return files;
 }
 
 Json PreprocessorConfig(const ModelConfig& config, bool real) {
@@ -245,6 +305,12 @@ Json TinyModelConfig() {
 Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const std::string& dir,
                              const RandomCheckpointOptions& options) {
   MINERU_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(config_json, "model config"));
+  std::optional<text::ModelTokenizerFiles> tokenizer_files;
+  if (!options.tokenizer_source.empty()) {
+    MINERU_ASSIGN_OR_RETURN(
+        tokenizer_files,
+        BuildTokenizerFiles(options.tokenizer_source, options.max_tokenizer_bytes, config));
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Fail(ErrorCode::kIo, "{}: cannot create directory: {}", dir, ec.message());
@@ -254,6 +320,12 @@ Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const st
       WriteJson(fs::path(dir) / "preprocessor_config.json", PreprocessorConfig(config, real)));
   MINERU_RETURN_IF_ERROR(
       WriteJson(fs::path(dir) / "generation_config.json", GenerationConfig(config)));
+  if (tokenizer_files) {
+    MINERU_RETURN_IF_ERROR(
+        WriteText(fs::path(dir) / "tokenizer.json", tokenizer_files->tokenizer_json));
+    MINERU_RETURN_IF_ERROR(
+        WriteText(fs::path(dir) / "tokenizer_config.json", tokenizer_files->tokenizer_config_json));
+  }
 
   const std::vector<PlannedTensor> plan = PlanTensors(config, config.tie_word_embeddings);
   // Group tensors into shards of at most max_shard_bytes (a bigger tensor gets its own).

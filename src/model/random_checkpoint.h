@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes a checkpoint directory with random weights in the Hugging Face layout (config.json,
-// preprocessor_config.json, generation_config.json, bf16 safetensors): MinerU2.5's real shape
-// for benchmarks, the tiny golden shape for tests, or any Qwen2-VL config.
+// preprocessor_config.json, generation_config.json, bf16 safetensors, and tokenizer.json with
+// tokenizer_config.json when given the Qwen2 vocabulary): MinerU2.5's real shape for benchmarks,
+// the tiny golden shape for tests, or any Qwen2-VL config.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "text/tokenizer.h"
 
 namespace mineru::model {
 
@@ -29,12 +31,18 @@ struct RandomCheckpointOptions {
   TensorNaming naming = TensorNaming::kClassic;
   // Split the weights into shards of at most this many bytes plus an index (0: one file).
   uint64_t max_shard_bytes = 0;
+  // A Qwen2 byte-level BPE tokenizer.json (tools/tokenizer-reference writes one) from which
+  // tokenizer.json and tokenizer_config.json are built (text/model_files.h); their special-token
+  // ids must agree with the config. Empty: no tokenizer files.
+  std::string tokenizer_source = {};
+  // The largest tokenizer source accepted (docs/LIMITS.md).
+  uint64_t max_tokenizer_bytes = text::kDefaultMaxTokenizerFileBytes;
 };
 
-// Creates `dir` if needed and writes the four files (or the shards and the index). Weights are
-// drawn from a seeded approximate normal: Linear and Conv weights with std 1 / sqrt(fan_in),
-// biases std 0.02, norm weights 1 + N(0, 0.05^2), norm biases N(0, 0.02^2), embeddings std 0.02.
-// The same seed gives byte-identical files whatever the thread count.
+// Creates `dir` if needed and writes the files (the weights possibly as shards and an index).
+// Weights are drawn from a seeded approximate normal: Linear and Conv weights with std 1 /
+// sqrt(fan_in), biases std 0.02, norm weights 1 + N(0, 0.05^2), norm biases N(0, 0.02^2),
+// embeddings std 0.02. The same seed gives byte-identical files whatever the thread count.
 Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config, const std::string& dir,
                              const RandomCheckpointOptions& options);
 

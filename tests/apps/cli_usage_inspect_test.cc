@@ -176,7 +176,7 @@ TEST(InspectTest, MaxJsonBytesBoundary) {
 // Writes `--config tiny --seed seed` plus `extra` into dir; the run must succeed.
 void MakeTiny(const std::string& dir, int seed, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args{"make-model",         "--config", "tiny", "--seed",
-                                std::to_string(seed), "-o",       dir};
+                                std::to_string(seed), "-o",       dir,    "--no-tokenizer"};
   args.insert(args.end(), extra.begin(), extra.end());
   const CliResult r = RunCli(args);
   ASSERT_TRUE(Succeeded(r));
@@ -257,7 +257,8 @@ TEST(MakeModelTest, ConfigFile) {
   const std::string dir = TestDir();
   const std::string config = dir + "/my config.json";  // a space must survive as one argument
   fs::copy_file(kModel + "/config.json", config);
-  const CliResult r = RunCli({"make-model", "--config", config, "--seed", "5", "-o", dir + "/m"});
+  const CliResult r =
+      RunCli({"make-model", "--config", config, "--seed", "5", "-o", dir + "/m", "--no-tokenizer"});
   ASSERT_TRUE(Succeeded(r));
   const Json json = InspectJson(dir + "/m");
   EXPECT_EQ(json.value("parameters", int64_t{0}), 10055808);
@@ -269,20 +270,24 @@ TEST(MakeModelTest, BrokenConfigFile) {
   const std::string config = dir + "/broken.json";
   WriteFile(config, "{\"model_type\": \"qwen2_vl\",\n");
   EXPECT_TRUE(
-      FailedWith(RunCli({"make-model", "--config", config, "-o", dir + "/m"}), {config, "JSON"}));
+      FailedWith(RunCli({"make-model", "--config", config, "-o", dir + "/m", "--no-tokenizer"}),
+                 {config, "JSON"}));
   const std::string missing = dir + "/missing.json";
-  EXPECT_TRUE(FailedWith(RunCli({"make-model", "--config", missing, "-o", dir + "/m"}), {missing}));
+  EXPECT_TRUE(FailedWith(
+      RunCli({"make-model", "--config", missing, "-o", dir + "/m", "--no-tokenizer"}), {missing}));
   // Valid JSON that is not a Qwen2-VL config: the field is named.
   WriteFile(config, "{}");
   EXPECT_TRUE(
-      FailedWith(RunCli({"make-model", "--config", config, "-o", dir + "/m"}), {"model_type"}));
+      FailedWith(RunCli({"make-model", "--config", config, "-o", dir + "/m", "--no-tokenizer"}),
+                 {"model_type"}));
 }
 
 TEST(MakeModelTest, OutputIsAFile) {
   const std::string dir = TestDir();
   WriteFile(dir + "/file", "x");
   EXPECT_TRUE(
-      FailedWith(RunCli({"make-model", "--config", "tiny", "-o", dir + "/file"}), {dir + "/file"}));
+      FailedWith(RunCli({"make-model", "--config", "tiny", "-o", dir + "/file", "--no-tokenizer"}),
+                 {dir + "/file"}));
 }
 
 }  // namespace
