@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// PNG and JPEG encoding of RGB images: crops sent to a model server as data URLs (MinerU's HTTP
+// client PNG-encodes every image) and the JPEG files MinerU writes for image blocks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "image/image.h"
+
+namespace mineru::image {
+
+struct PngEncodeOptions {
+  int compression_level = 6;  // zlib level 0-9; 6 is Pillow's and zlib's default
+};
+
+// Lossless 8-bit RGB PNG, no interlacing, no ancillary chunks.
+Result<std::vector<uint8_t>> EncodePng(const RgbImage& image, const PngEncodeOptions& options = {});
+
+enum class ChromaSubsampling {
+  k444,  // no subsampling
+  k422,  // half horizontal chroma resolution
+  k420,  // half in both directions: Pillow's default for RGB
+};
+
+struct JpegEncodeOptions {
+  int quality = 75;  // 1-100, the libjpeg quality scale; 75 is Pillow's default
+  ChromaSubsampling subsampling = ChromaSubsampling::k420;
+  bool progressive = false;
+  bool optimize_coding = false;  // optimal Huffman tables (slower, smaller)
+};
+
+// Baseline (or progressive) JFIF JPEG through libjpeg-turbo.
+Result<std::vector<uint8_t>> EncodeJpeg(const RgbImage& image,
+                                        const JpegEncodeOptions& options = {});
+
+}  // namespace mineru::image
