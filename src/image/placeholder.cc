@@ -1,2 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-// Placeholder translation unit; replaced by the layer's sources.
