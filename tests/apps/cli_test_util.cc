@@ -1,31 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// The shared helpers of cli_test_util.h, and the one global environment of the apps_cli_test
-// binary: it removes the scratch folder when the tests end.
+// The shared helpers of cli_test_util.h, and the one global environment of each test binary
+// that links them (mineru_cli_test_util): it removes the scratch folder when the tests end.
 #include "cli_test_util.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/npy.h"
-
-extern char** environ;
 
 namespace mineru::apps::testing {
 namespace {
@@ -34,8 +23,6 @@ namespace fs = std::filesystem;
 
 const std::string kBinary = std::string(MINERU_BINARY_DIR) + "/src/apps/mineru-cpp";
 constexpr char kErrorPrefix[] = "mineru-cpp: error: ";
-// A hung child is killed after this long; the slowest run here takes well under a second.
-constexpr auto kChildTimeout = std::chrono::seconds(120);
 
 class ScratchCleanup : public ::testing::Environment {
  public:
@@ -82,89 +69,12 @@ std::string TestDir() {
 }
 
 // Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
-// same under ctest (which sets it) and when the test binary is started by hand.
+// same under ctest (which sets it) and when the test binary is started by hand. The slowest run
+// here takes well under a second, so the default timeout only catches a hang.
 CliResult RunCli(const std::vector<std::string>& args) {
-  static int counter = 0;
-  CliResult result;
-  result.command = kBinary;
-  for (const std::string& arg : args) result.command += " '" + arg + "'";
-  const std::string capture = ScratchRoot() + "/run" + std::to_string(counter++);
-  const std::string out_path = capture + ".out", err_path = capture + ".err";
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "MINERU_THREADS=", 15) != 0) env_strings.emplace_back(*e);
-  }
-  env_strings.emplace_back("MINERU_THREADS=2");
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings{kBinary};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = -1;
-  const int spawn_error =
-      posix_spawn(&pid, kBinary.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) {
-    result.err = "cannot start " + kBinary + ": " + std::strerror(spawn_error);
-    return result;
-  }
-  result.started = true;
-
-  // Polls rather than blocks so that a hang is reported as a failure, not a stuck test run.
-  const auto deadline = std::chrono::steady_clock::now() + kChildTimeout;
-  int status = 0;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      result.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (WIFEXITED(status)) {
-    result.exited = true;
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
-  result.out = ReadFile(out_path);
-  result.err = ReadFile(err_path);
-  std::error_code ec;
-  fs::remove(out_path, ec);
-  fs::remove(err_path, ec);
-  return result;
-}
-
-std::string Describe(const CliResult& r) {
-  std::ostringstream s;
-  s << "\ncommand: " << r.command << "\n";
-  if (!r.started) {
-    s << "not started";
-  } else if (r.timed_out) {
-    s << "killed after " << kChildTimeout.count() << " s (hung)";
-  } else if (r.exited) {
-    s << "exit code " << r.exit_code;
-  } else {
-    s << "killed by signal " << r.signal << " (" << strsignal(r.signal) << ")";
-  }
-  s << "\nstdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err.substr(0, 2000);
-  return s.str();
+  std::vector<std::string> argv{kBinary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return ::mineru::testing_support::RunProcess(argv, {"MINERU_THREADS=2"});
 }
 
 // The process ended by itself (no signal) with this exit code.

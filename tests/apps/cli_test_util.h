@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared helpers of the mineru-cpp end-to-end tests (cli_usage_inspect_test.cc and
-// cli_debug_forward_test.cc, one binary): a runner that starts the binary as a child process
-// (posix_spawn, never a shell, so paths with odd characters reach argv untouched), checks of its
-// exit status and error messages, per-test scratch folders under ::testing::TempDir() (removed
-// when the tests end by the environment cli_test_util.cc registers, once per binary) and .npy
-// helpers.
+// Shared helpers of the mineru-cpp end-to-end tests (tests/apps, and the CLI tests of
+// tests/text and tests/image; built once as the mineru_cli_test_util library): a runner that
+// starts the binary as a child process (RunProcess of tests/support/subprocess.h: posix_spawn,
+// never a shell, so paths with odd characters reach argv untouched), checks of its exit status
+// and error messages, per-test scratch folders under ::testing::TempDir() (removed when the tests
+// end by the environment cli_test_util.cc registers, once per binary) and .npy helpers.
 //
 // Contract under test (src/apps/commands.h): exit 0 on success; 1 when the work failed, with one
 // "mineru-cpp: error: ..." line on stderr that names the offending file, tensor or field; 2 for a
@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/subprocess.h"
 #include "base/npy.h"
 
 namespace mineru::apps::testing {
@@ -30,15 +31,8 @@ inline constexpr int64_t kPatchDim = 1176;  // 3 channels x 2 frames x 14 x 14
 // ---------------------------------------------------------------------------------------------
 // Running the binary.
 
-struct CliResult {
-  std::string command;  // for failure messages
-  bool started = false;
-  bool exited = false;  // false: ended by a signal (a crash) or never started
-  int exit_code = -1;
-  int signal = 0;
-  bool timed_out = false;
-  std::string out, err;
-};
+// How a run ended and what it wrote; the fields are documented in tests/support/subprocess.h.
+using CliResult = ::mineru::testing_support::ProcessResult;
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, std::string_view bytes);
@@ -53,8 +47,10 @@ std::string TestDir();
 // same under ctest (which sets it) and when the test binary is started by hand.
 CliResult RunCli(const std::vector<std::string>& args);
 
-// The command, how it ended and (the start of) its output, for failure messages.
-std::string Describe(const CliResult& r);
+// The command, how it ended and (the start of) its output, for failure messages. A
+// using-declaration rather than an overload of its own: argument-dependent lookup finds the
+// support library's Describe for a CliResult anyway, and two would make every call ambiguous.
+using ::mineru::testing_support::Describe;
 
 // The process ended by itself (no signal) with this exit code.
 ::testing::AssertionResult ExitedWith(const CliResult& r, int code);

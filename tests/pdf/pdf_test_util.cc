@@ -3,31 +3,20 @@
 #include "pdf_test_util.h"
 
 #include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-#include <thread>
-
-extern char** environ;
 
 namespace mineru::pdf::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A hung child is killed after this long; every run here takes a few seconds at most.
-constexpr auto kChildTimeout = std::chrono::seconds(120);
 
 const std::string& ScratchRoot() {
   static const std::string root = [] {
@@ -109,76 +98,9 @@ ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
 
 ScopedEnv::~ScopedEnv() { ::unsetenv(name_); }
 
-RunResult Run(const std::vector<std::string>& argv_in, const std::vector<std::string>& env) {
-  static int counter = 0;
-  RunResult result;
-  for (const std::string& arg : argv_in) result.command += "'" + arg + "' ";
-  const std::string capture = ScratchRoot() + "/run" + std::to_string(counter++);
-  const std::string out_path = capture + ".out", err_path = capture + ".err";
-
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  env_strings.insert(env_strings.end(), env.begin(), env.end());
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_strings = argv_in;
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = -1;
-  const int spawn_error = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) {
-    result.err = "cannot start " + argv_in[0] + ": " + std::strerror(spawn_error);
-    return result;
-  }
-  // Polls rather than blocks so that a hang is reported as a failure, not a stuck test run.
-  const auto deadline = std::chrono::steady_clock::now() + kChildTimeout;
-  int status = 0;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (WIFEXITED(status)) {
-    result.exited = true;
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
-  result.out = ReadFile(out_path);
-  result.err = ReadFile(err_path);
-  std::error_code ec;
-  fs::remove(out_path, ec);
-  fs::remove(err_path, ec);
-  return result;
-}
-
-std::string Describe(const RunResult& r) {
-  std::ostringstream s;
-  s << "\ncommand: " << r.command << "\n";
-  if (r.exited) {
-    s << "exit code " << r.exit_code;
-  } else {
-    s << "signal " << r.signal;
-  }
-  s << "\nstdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err.substr(0, 2000);
-  return s.str();
+RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  // Every run here takes a few seconds at most, so the default timeout only catches a hang.
+  return ::mineru::testing_support::RunProcess(argv, env);
 }
 
 ::testing::AssertionResult FailedWith(const RunResult& r, const std::vector<std::string>& needles) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the PDF tests: fixture paths, scratch folders, a PDF writer for documents
-// too large or too odd to commit, a runner for mineru-cpp and pdftoppm (posix_spawn, never a
-// shell), and checks that a test left no child process and no descriptor behind.
+// too large or too odd to commit, a runner for mineru-cpp and pdftoppm (RunProcess of
+// tests/support/subprocess.h: posix_spawn, never a shell), and checks that a test left no child
+// process and no descriptor behind.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/subprocess.h"
 #include "image/pdf/page_image.h"
 #include "image/pdf/render_options.h"
 
@@ -47,17 +49,17 @@ class ScopedEnv {
   const char* name_;
 };
 
-struct RunResult {
-  std::string command;
-  bool exited = false;  // false: killed by a signal, or not started
-  int exit_code = -1;
-  int signal = 0;
-  std::string out, err;
-};
+// How a run ended and what it wrote; the fields are documented in tests/support/subprocess.h.
+using RunResult = ::mineru::testing_support::ProcessResult;
 
-// Runs `argv` (argv[0] is the program path) with extra environment entries ("NAME=value").
+// Runs `argv` (argv[0] is the program: a path, or a name looked up in PATH) with extra
+// environment entries ("NAME=value", replacing any inherited NAME), such as kFaultVar for the
+// helper that mineru-cpp starts.
 RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
-std::string Describe(const RunResult& r);
+
+// A using-declaration rather than an overload of its own: argument-dependent lookup finds the
+// support library's Describe for a RunResult anyway, and two would make every call ambiguous.
+using ::mineru::testing_support::Describe;
 
 // Exit 1 with one "mineru-cpp: error: ..." line holding every needle.
 ::testing::AssertionResult FailedWith(const RunResult& r, const std::vector<std::string>& needles);
