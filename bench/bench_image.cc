@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/simd_targets.h"
 #include "base/thread_pool.h"
 #include "image/decode.h"
 #include "image/encode.h"
 #include "image/mineru_crops.h"
 #include "image/qwen2vl_preprocess.h"
 #include "image/resize.h"
-#include "image/simd_targets.h"
 
 namespace mineru::image {
 namespace {

@@ -12,11 +12,11 @@
 
 #include "apps/commands.h"
 #include "apps/model_options.h"
+#include "base/simd_targets.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 #include "ops/elementwise.h"
 #include "ops/machine_peak.h"
-#include "ops/simd_targets.h"
 
 namespace mineru::apps {
 namespace {
@@ -81,7 +81,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const model::Model& model = **loaded;
   const model::ModelConfig& config = model.config();
 
-  std::printf("machine: %d threads, SIMD target %s\n", threads, ops::SimdTargetName().c_str());
+  std::printf("machine: %d threads, SIMD target %s\n", threads, CurrentSimdTargetName().c_str());
   const double peak = ops::MeasureFmaPeakGflops(pool);
   // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the mapped
   // weights themselves (the pages decode streams; this also warms them).
@@ -97,7 +97,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
       bandwidth, fresh_bandwidth, weights_bandwidth);
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
   Json report{{"threads", threads},
-              {"simd_target", ops::SimdTargetName()},
+              {"simd_target", CurrentSimdTargetName()},
               {"fma_peak_gflops", peak},
               {"read_bandwidth_gbps", bandwidth},
               {"read_bandwidth_fresh_gbps", fresh_bandwidth},

@@ -31,7 +31,7 @@
 namespace mineru::image {
 
 // Resizes to width x height (each in [1, kMaxImageSide]). SIMD (the best target this CPU
-// supports, see simd_targets.h) and, with a pool, threaded over rows; the result does not
+// supports, see base/simd_targets.h) and, with a pool, threaded over rows; the result does not
 // depend on either.
 Result<RgbImage> ResizeBicubic(const RgbImage& in, int64_t width, int64_t height,
                                ThreadPool* pool = nullptr);

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The two passes of Pillow's bicubic resize for every SIMD target (integer fixed point, int32
-// lanes: bit-identical to the scalar twin on every target). Also the image layer's SIMD target
-// controls (simd_targets.h), compiled with the same target set so that they describe these
-// kernels.
+// lanes: bit-identical to the scalar twin on every target).
 //
 // Vertical: contiguous bytes of the rows in the window, widened to int32, times one broadcast
 // weight per row; the sum is shifted and saturated to uint8 by the demotion.
@@ -20,7 +18,6 @@
 #include <cstring>
 
 #include "image/resize_kernels.h"
-#include "image/simd_targets.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mineru::image::internal::HWY_NAMESPACE {
@@ -113,8 +110,6 @@ void HorizontalRows(const HorizontalArgs& a, int64_t row_begin, int64_t row_end,
   }
 }
 
-int64_t CurrentTarget() { return HWY_TARGET; }
-
 }  // namespace mineru::image::internal::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -124,7 +119,6 @@ namespace internal {
 
 HWY_EXPORT(HorizontalRows);
 HWY_EXPORT(VerticalRows);
-HWY_EXPORT(CurrentTarget);
 
 void HorizontalRows(const HorizontalArgs& args, int64_t row_begin, int64_t row_end,
                     uint8_t* scratch) {
@@ -136,16 +130,6 @@ void VerticalRows(const VerticalArgs& args, int64_t row_begin, int64_t row_end) 
 }
 
 }  // namespace internal
-
-std::vector<int64_t> SimdTargets() { return hwy::SupportedAndGeneratedTargets(); }
-
-std::string SimdTargetName(int64_t target) { return hwy::TargetName(target); }
-
-std::string CurrentSimdTargetName() {
-  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(internal::CurrentTarget)());
-}
-
-void ForceSimdTarget(int64_t target) { hwy::SetSupportedTargetsForTest(target); }
 
 }  // namespace mineru::image
 #endif  // HWY_ONCE

@@ -14,8 +14,8 @@
 
 #include "base/json.h"
 #include "base/mapped_file.h"
+#include "base/simd_targets.h"
 #include "image/image.h"
-#include "image/simd_targets.h"
 
 namespace mineru::image::testing {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "base/simd_targets.h"
 #include "ops/matrix.h"
-#include "ops/simd_targets.h"
 
 namespace mineru::ops::testing {
 
@@ -60,13 +60,13 @@ inline TestWeights MakeWeights(DType dtype, int64_t rows, int64_t cols, uint32_t
 // Runs `body` once for every SIMD target compiled into the kernels and supported here.
 template <class Body>
 void ForEachTarget(const Body& body) {
-  for (int64_t target : KernelTargets()) {
-    ForceKernelTarget(target);
-    SCOPED_TRACE("target " + KernelTargetName(target));
-    ASSERT_EQ(SimdTargetName(), KernelTargetName(target));
+  for (int64_t target : SimdTargets()) {
+    ForceSimdTarget(target);
+    SCOPED_TRACE("target " + SimdTargetName(target));
+    ASSERT_EQ(CurrentSimdTargetName(), SimdTargetName(target));
     body();
   }
-  ForceKernelTarget(0);
+  ForceSimdTarget(0);
 }
 
 }  // namespace mineru::ops::testing
