@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
   g_bandwidth_gbps = MeasureReadBandwidthGBps(Pool());
   std::printf(
       "threads %d, SIMD %s, measured float32 FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
-      Pool().num_threads(), mineru::CurrentSimdTargetName().c_str(), g_peak_gflops, g_bandwidth_gbps);
+      Pool().num_threads(), mineru::CurrentSimdTargetName().c_str(), g_peak_gflops,
+      g_bandwidth_gbps);
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("fma_peak_gflops", std::to_string(g_peak_gflops));
   benchmark::AddCustomContext("read_bandwidth_gbps", std::to_string(g_bandwidth_gbps));
