@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "../support/for_each_target.h"
 #include "base/json.h"
 #include "base/mapped_file.h"
-#include "base/simd_targets.h"
 #include "image/image.h"
 
 namespace mineru::image::testing {
@@ -52,16 +52,6 @@ RgbImage NoiseImage(int64_t width, int64_t height, uint32_t seed);
 // The first index where two images differ, as text, or "" when they are equal.
 std::string FirstDifference(const RgbImage& a, const RgbImage& b);
 
-// Runs `body` once for every SIMD target compiled into the image kernels and supported here.
-template <class Body>
-void ForEachTarget(const Body& body) {
-  for (int64_t target : SimdTargets()) {
-    ForceSimdTarget(target);
-    SCOPED_TRACE("target " + SimdTargetName(target));
-    ASSERT_EQ(CurrentSimdTargetName(), SimdTargetName(target));
-    body();
-  }
-  ForceSimdTarget(0);
-}
+using testing_support::ForEachTarget;
 
 }  // namespace mineru::image::testing

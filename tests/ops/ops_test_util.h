@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "../support/for_each_target.h"
 #include "base/dtype.h"
-#include "base/simd_targets.h"
 #include "ops/matrix.h"
 
 namespace mineru::ops::testing {
@@ -57,16 +57,6 @@ inline TestWeights MakeWeights(DType dtype, int64_t rows, int64_t cols, uint32_t
   return w;
 }
 
-// Runs `body` once for every SIMD target compiled into the kernels and supported here.
-template <class Body>
-void ForEachTarget(const Body& body) {
-  for (int64_t target : SimdTargets()) {
-    ForceSimdTarget(target);
-    SCOPED_TRACE("target " + SimdTargetName(target));
-    ASSERT_EQ(CurrentSimdTargetName(), SimdTargetName(target));
-    body();
-  }
-  ForceSimdTarget(0);
-}
+using testing_support::ForEachTarget;
 
 }  // namespace mineru::ops::testing
