@@ -31,6 +31,12 @@
 namespace mineru::pdf {
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 namespace proto = protocol;
 
 constexpr int kDocumentFd = 3;
@@ -93,7 +99,9 @@ void LimitProcess(const HelperLimits& limits) {
   // A crash on a hostile PDF leaves no core file behind. (File writes cannot be forbidden with
   // RLIMIT_FSIZE: fontconfig, under Poppler, writes its font cache.)
   ::setrlimit(RLIMIT_CORE, &zero);
-  if (limits.helper_memory > 0) {
+  // AddressSanitizer reserves terabytes of address space for its shadow memory, so an address
+  // space limit cannot apply to a sanitizer build of the helper (the time limits still do).
+  if (limits.helper_memory > 0 && !kAddressSanitizer) {
     const rlimit memory{static_cast<rlim_t>(limits.helper_memory),
                         static_cast<rlim_t>(limits.helper_memory)};
     ::setrlimit(RLIMIT_AS, &memory);
