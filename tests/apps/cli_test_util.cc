@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The shared helpers of cli_test_util.h, and the one global environment of each test binary
-// that links them (mineru_cli_test_util): it removes the scratch folder when the tests end.
+// The shared helpers of cli_test_util.h (the scratch folder and its cleanup are
+// tests/support/scratch.h's).
 #include "cli_test_util.h"
 
 #include <unistd.h>
@@ -24,49 +24,9 @@ namespace fs = std::filesystem;
 const std::string kBinary = std::string(MINERU_BINARY_DIR) + "/src/apps/mineru-cpp";
 constexpr char kErrorPrefix[] = "mineru-cpp: error: ";
 
-class ScratchCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(ScratchRoot(), ec);
-  }
-};
-const auto* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
-
 }  // namespace
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteFile(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-// Root of everything this binary writes; removed when the run ends.
-const std::string& ScratchRoot() {
-  static const std::string root = [] {
-    std::string dir = ::testing::TempDir();
-    if (!dir.empty() && dir.back() != '/') dir += '/';
-    dir += "mineru_cli_test_" + std::to_string(::getpid());
-    fs::create_directories(dir);
-    return dir;
-  }();
-  return root;
-}
-
 // A fresh directory for the current test.
-std::string TestDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = ScratchRoot() + "/" + info->test_suite_name() + "." + info->name();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
 // same under ctest (which sets it) and when the test binary is started by hand. The slowest run

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/scratch.h"
 #include "../support/subprocess.h"
 #include "base/npy.h"
 
@@ -34,14 +35,11 @@ inline constexpr int64_t kPatchDim = 1176;  // 3 channels x 2 frames x 14 x 14
 // How a run ended and what it wrote; the fields are documented in tests/support/subprocess.h.
 using CliResult = ::mineru::testing_support::ProcessResult;
 
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, std::string_view bytes);
-
-// Root of everything this binary writes; removed when the run ends.
-const std::string& ScratchRoot();
-
-// A fresh directory for the current test.
-std::string TestDir();
+// Scratch folders and whole-file I/O (tests/support/scratch.h).
+using ::mineru::testing_support::ReadFile;
+using ::mineru::testing_support::ScratchRoot;
+using ::mineru::testing_support::TestDir;
+using ::mineru::testing_support::WriteFile;
 
 // Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
 // same under ctest (which sets it) and when the test binary is started by hand.

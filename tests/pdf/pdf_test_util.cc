@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The helpers of pdf_test_util.h, and the environment that removes the scratch folder.
+// The helpers of pdf_test_util.h.
 #include "pdf_test_util.h"
 
 #include <dirent.h>
@@ -18,52 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string& ScratchRoot() {
-  static const std::string root = [] {
-    std::string dir = ::testing::TempDir();
-    if (!dir.empty() && dir.back() != '/') dir += '/';
-    dir += "mineru_pdf_test_" + std::to_string(::getpid());
-    fs::create_directories(dir);
-    return dir;
-  }();
-  return root;
-}
-
-class ScratchCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(ScratchRoot(), ec);
-  }
-};
-const auto* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
-
 }  // namespace
 
 RenderOptions TestOptions() {
   RenderOptions options;
   options.helper_path = kHelper;
   return options;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void WriteFile(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-std::string TestDir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string dir = ScratchRoot() + "/" + info->test_suite_name() + "." + info->name();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  fs::create_directories(dir);
-  return dir;
 }
 
 std::string MakePdf(int pages, double width, double height) {

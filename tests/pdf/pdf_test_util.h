@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/scratch.h"
 #include "../support/subprocess.h"
 #include "image/pdf/page_image.h"
 #include "image/pdf/render_options.h"
@@ -29,11 +30,11 @@ inline constexpr char kFaultVar[] = "MINERU_PDF_RENDER_TEST_FAULT";
 // Options that use the helper of this build.
 RenderOptions TestOptions();
 
-std::string ReadFile(const std::string& path);
-void WriteFile(const std::string& path, std::string_view bytes);
-
-// A fresh directory for the current test, removed when the test binary ends.
-std::string TestDir();
+// Scratch folders and whole-file I/O (tests/support/scratch.h).
+using ::mineru::testing_support::ReadFile;
+using ::mineru::testing_support::ScratchRoot;
+using ::mineru::testing_support::TestDir;
+using ::mineru::testing_support::WriteFile;
 
 // A PDF of `pages` pages of `width` x `height` points, each with a filled square, written with
 // a correct cross-reference table.
