@@ -14,6 +14,7 @@
 #include "ops/attention.h"
 #include "ops/machine_peak.h"
 #include "ops/matmul.h"
+#include "ops/packed_matrix.h"
 
 namespace mineru::ops {
 namespace {
@@ -32,29 +33,65 @@ std::vector<float> Random(size_t n) {
   return v;
 }
 
+// GFLOP/s and weight GB/s (bf16 bytes streamed per product: the decode figure of merit), each
+// beside this machine's peak.
+void SetMatMulCounters(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+  const double flops = 2.0 * static_cast<double>(m * k * n);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_peak"] = benchmark::Counter(flops / 1e9 / g_peak_gflops,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  const double bytes = 2.0 * static_cast<double>(n * k);
+  state.counters["GB/s_weights"] =
+      benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_bandwidth"] = benchmark::Counter(
+      bytes / 1e9 / g_bandwidth_gbps, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+std::vector<uint16_t> Bf16Weights(int64_t n, int64_t k, const std::vector<float>& x) {
+  std::vector<uint16_t> w(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(x[i % x.size()] * 0.05f);
+  return w;
+}
+
 // args: m, k, n. bf16 weights [n, k].
 void BM_MatMul(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const std::vector<float> x = Random(static_cast<size_t>(m * k));
-  std::vector<uint16_t> w(static_cast<size_t>(n * k));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(x[i % x.size()] * 0.05f);
+  const std::vector<uint16_t> w = Bf16Weights(n, k, x);
   std::vector<float> y(static_cast<size_t>(m * n));
   const MatrixView view{w.data(), DType::kBF16, n, k};
   for (auto _ : state) {
     MatMul(Pool(), x.data(), m, k, view, nullptr, y.data(), n, false);
     benchmark::DoNotOptimize(y.data());
   }
-  const double flops = 2.0 * static_cast<double>(m * k * n);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["of_peak"] = benchmark::Counter(flops / 1e9 / g_peak_gflops,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
-  // Weight bytes streamed per product: the decode figure of merit.
-  const double bytes = 2.0 * static_cast<double>(n * k);
-  state.counters["GB/s_weights"] =
-      benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["of_bandwidth"] = benchmark::Counter(
-      bytes / 1e9 / g_bandwidth_gbps, benchmark::Counter::kIsIterationInvariantRate);
+  SetMatMulCounters(state, m, k, n);
+}
+
+// The batch-invariant product over bf16 weights packed at load time. args: m, k, n.
+void BM_PackedMatMul(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> x = Random(static_cast<size_t>(m * k));
+  PackedMatrix packed;
+  {
+    const std::vector<uint16_t> w = Bf16Weights(n, k, x);
+    packed = PackedMatrix::Pack(Pool(), MatrixView{w.data(), DType::kBF16, n, k});
+  }
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (auto _ : state) {
+    MatMul(Pool(), x.data(), m, k, packed, nullptr, y.data(), n, false);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetMatMulCounters(state, m, k, n);
+}
+
+// Decoder weights of MinerU2.5 (width 896, MLP 4864, kv width 128, vocabulary 151,936) as the
+// engine runs them: o-proj, fused q/k/v, fused gate/up, down, head; m = batched decode rows.
+void DecoderShapes(benchmark::internal::Benchmark* b) {
+  const int64_t shapes[][2] = {{896, 896}, {896, 1152}, {896, 9728}, {4864, 896}, {896, 151936}};
+  for (int64_t m : {1, 4, 16, 64}) {
+    for (const auto& s : shapes) b->Args({m, s[0], s[1]});
+  }
 }
 
 // args: queries, keys, heads, kv heads, head dim, causal.
@@ -114,6 +151,22 @@ BENCHMARK(BM_MatMul)
     ->Args({16, 896, 4864})
     ->Args({1, 896, 151936})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+// Packed weights (batch invariant): the decoder shapes at decode batch sizes, beside ops::MatMul
+// over the same bf16 weights; then a 1,400-token prefill.
+BENCHMARK(BM_PackedMatMul)->Apply(DecoderShapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MatMul)->Apply(DecoderShapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_PackedMatMul)
+    ->Args({1400, 896, 1152})
+    ->Args({1400, 896, 9728})
+    ->Args({1400, 4864, 896})
+    ->Args({1400, 896, 4864})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_MatMul)
+    ->Args({1400, 896, 1152})
+    ->Args({1400, 896, 9728})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 // Vision attention (16 heads of 80), decoder prefill (14/2 heads of 64, causal), one decode step.
 BENCHMARK(BM_Attention)

@@ -24,6 +24,9 @@ void QuickGelu(ThreadPool& pool, float* x, int64_t n);
 void GeluErf(ThreadPool& pool, float* x, int64_t n);
 // gate = silu(gate) * up over n values (SwiGLU), silu(z) = z * sigmoid(z).
 void SiluMul(ThreadPool& pool, float* gate, const float* up, int64_t n);
+// SwiGLU on rows holding [gate | up] (2n values, row stride ldx): x[r, j] = silu(x[r, j]) *
+// x[r, n + j] for j < n, in place in the first half. Each element gets SiluMul's arithmetic.
+void SiluMulRows(ThreadPool& pool, float* x, int64_t rows, int64_t n, int64_t ldx);
 
 // Rotate-half rotary embedding in place on `heads` heads of `head_dim` values per row
 // (head h at column h * head_dim). cos/sin hold head_dim / 2 values per row (row stride

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include "ops/packed_matrix.h"
 
 namespace mineru::ops::reference {
 
@@ -38,6 +41,30 @@ void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const f
       if (bias != nullptr) sum += bias[j];
       if (accumulate) sum += y[i * ldy + j];
       y[i * ldy + j] = static_cast<float>(sum);
+    }
+  }
+}
+
+void MatMulBlocked(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+                   float* y, int64_t ldy, bool accumulate) {
+  std::vector<float> row(static_cast<size_t>(w.cols));
+  for (int64_t j = 0; j < w.rows; ++j) {
+    for (int64_t k = 0; k < w.cols; ++k) row[k] = LoadElement(w, j, k);  // exact widening
+    for (int64_t i = 0; i < m; ++i) {
+      float& out = y[i * ldy + j];
+      // K = 0 is one empty block, so the bias is still added.
+      for (int64_t k0 = 0; k0 < std::max<int64_t>(w.cols, 1); k0 += kPackedDepthBlock) {
+        float acc = 0.0f;
+        for (int64_t k = k0; k < std::min(w.cols, k0 + kPackedDepthBlock); ++k) {
+          acc = std::fma(x[i * ldx + k], row[k], acc);
+        }
+        if (k0 == 0) {
+          const float value = acc + (bias != nullptr ? bias[j] : 0.0f);
+          out = accumulate ? out + value : value;
+        } else {
+          out = out + acc;
+        }
+      }
     }
   }
 }

@@ -15,6 +15,10 @@ float LoadElement(const MatrixView& w, int64_t r, int64_t c);
 
 void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
             float* y, int64_t ldy, bool accumulate);
+// The exact contract of MatMul over a PackedMatrix (ops/packed_matrix.h), literally: float32
+// std::fma chains over each depth block of kPackedDepthBlock, added to y block by block.
+void MatMulBlocked(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+                   float* y, int64_t ldy, bool accumulate);
 void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
              float* y, int64_t ldy);
 void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -94,6 +95,47 @@ TEST(ElementwiseTest, ActivationsMatchReference) {
   });
 }
 
+// An element's activation is the same bits whether it sits in a short array or anywhere in a
+// longer one (vector tails, per-task ranges of 64 Ki floats): activations of a row do not depend
+// on how many rows are batched with it.
+TEST(ElementwiseTest, ActivationsIndependentOfPositionAndLength) {
+  ThreadPool pool(2);
+  const int64_t kLong = 140000;  // three per-task ranges
+  const auto fill_x = RandomVector(static_cast<size_t>(kLong), 33, 4.0f);
+  const auto fill_up = RandomVector(static_cast<size_t>(kLong), 34);
+  ForEachTarget([&] {
+    for (int64_t n : {1, 3, 7, 8, 9, 15, 16, 17, 33, 100}) {
+      const auto x = RandomVector(static_cast<size_t>(n), 31, 4.0f);
+      const auto up = RandomVector(static_cast<size_t>(n), 32);
+      std::vector<float> quick = x, gelu = x, silu = x;
+      QuickGelu(pool, quick.data(), n);
+      GeluErf(pool, gelu.data(), n);
+      SiluMul(pool, silu.data(), up.data(), n);
+      // Offsets inside a vector and straddling the first per-task range boundary.
+      for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{13}, int64_t{65536 - 3},
+                             int64_t{65536 - 70}}) {
+        if (offset > 100 && n != 3 && n != 17 && n != 100) continue;  // keep the test quick
+        for (int64_t total : {offset + n, offset + n + 1, offset + n + 29, kLong}) {
+          if (total == kLong && offset < 65536 - 100) continue;  // long arrays: range boundary
+          std::vector<float> long_x(fill_x.begin(), fill_x.begin() + total);
+          std::vector<float> long_up(fill_up.begin(), fill_up.begin() + total);
+          std::copy(x.begin(), x.end(), long_x.begin() + offset);
+          std::copy(up.begin(), up.end(), long_up.begin() + offset);
+          std::vector<float> a = long_x, b = long_x, c = long_x;
+          QuickGelu(pool, a.data(), total);
+          GeluErf(pool, b.data(), total);
+          SiluMul(pool, c.data(), long_up.data(), total);
+          for (int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(a[offset + i], quick[i]) << "quick_gelu n=" << n << " at " << offset + i;
+            ASSERT_EQ(b[offset + i], gelu[i]) << "gelu n=" << n << " at " << offset + i;
+            ASSERT_EQ(c[offset + i], silu[i]) << "silu n=" << n << " at " << offset + i;
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST(ElementwiseTest, RopeAndSoftmaxMatchReference) {
   ThreadPool pool(2);
   ForEachTarget([&] {
@@ -149,6 +191,26 @@ TEST(ElementwiseTest, ArgMaxTiesGoToLowestIndex) {
   EXPECT_EQ(ArgMax(std::vector<float>{nan, -5, -1, -1}.data(), 4), 2);
   EXPECT_EQ(ArgMax(std::vector<float>{-INFINITY, -INFINITY}.data(), 2), 0);
   EXPECT_EQ(ArgMax(std::vector<float>{7}.data(), 1), 0);
+}
+
+// [gate | up] rows give exactly what SiluMul gives on the separate halves.
+TEST(ElementwiseTest, SiluMulRowsEqualsSiluMulOnHalves) {
+  ThreadPool pool(2);
+  ForEachTarget([&] {
+    for (int64_t n : {1, 7, 16, 33, 128, 4864}) {
+      const int64_t rows = 5, ld = 2 * n + 3;
+      auto x = RandomVector(static_cast<size_t>(rows * ld), 40 + n);
+      std::vector<float> expected = x;
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<float> gate(x.begin() + r * ld, x.begin() + r * ld + n);
+        std::vector<float> up(x.begin() + r * ld + n, x.begin() + r * ld + 2 * n);
+        SiluMul(pool, gate.data(), up.data(), n);
+        std::copy(gate.begin(), gate.end(), expected.begin() + r * ld);
+      }
+      SiluMulRows(pool, x.data(), rows, n, ld);
+      EXPECT_EQ(x, expected) << "n=" << n;
+    }
+  });
 }
 
 }  // namespace

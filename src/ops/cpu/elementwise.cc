@@ -48,7 +48,9 @@ void ForRows(ThreadPool& pool, size_t rows, size_t row_elements, const Fn& fn) {
 }
 
 // Applies op(vector) over [begin, end) of x in place; the tail goes through one partial vector
-// loaded from a zero-padded copy so that op sees whole vectors only.
+// loaded from a zero-padded copy so that op sees whole vectors only. Every op here is lane-wise,
+// so each element gets the identical vector arithmetic wherever range and array boundaries fall
+// (batch invariance: a row's activations do not depend on the rows batched with it).
 template <class Op>
 HWY_INLINE void MapInPlace(float* HWY_RESTRICT x, size_t begin, size_t end, const Op& op) {
   const DF df;
@@ -59,6 +61,25 @@ HWY_INLINE void MapInPlace(float* HWY_RESTRICT x, size_t begin, size_t end, cons
     std::memcpy(tail, x + i, (end - i) * sizeof(float));
     hn::Store(op(hn::Load(df, tail)), df, tail);
     std::memcpy(x + i, tail, (end - i) * sizeof(float));
+  }
+}
+
+// x = op(x, y) over [begin, end), the tail like MapInPlace's.
+template <class Op>
+HWY_INLINE void Map2InPlace(float* HWY_RESTRICT x, const float* HWY_RESTRICT y, size_t begin,
+                            size_t end, const Op& op) {
+  const DF df;
+  size_t i = begin;
+  for (; i + kLanes <= end; i += kLanes) {
+    hn::StoreU(op(hn::LoadU(df, x + i), hn::LoadU(df, y + i)), df, x + i);
+  }
+  if (i < end) {
+    HWY_ALIGN float tail_x[kLanes] = {};
+    HWY_ALIGN float tail_y[kLanes] = {};
+    std::memcpy(tail_x, x + i, (end - i) * sizeof(float));
+    std::memcpy(tail_y, y + i, (end - i) * sizeof(float));
+    hn::Store(op(hn::Load(df, tail_x), hn::Load(df, tail_y)), df, tail_x);
+    std::memcpy(x + i, tail_x, (end - i) * sizeof(float));
   }
 }
 
@@ -182,12 +203,17 @@ void GeluErfImpl(ThreadPool* pool, float* x, int64_t n) {
 void SiluMulImpl(ThreadPool* pool, float* gate, const float* up, int64_t n) {
   ForRanges(*pool, static_cast<size_t>(n), [&](size_t begin, size_t end) {
     const DF df;
-    size_t i = begin;
-    for (; i + kLanes <= end; i += kLanes) {
-      const VF g = hn::LoadU(df, gate + i);
-      hn::StoreU(hn::Mul(hn::Mul(g, Sigmoid(df, g)), hn::LoadU(df, up + i)), df, gate + i);
-    }
-    for (; i < end; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    Map2InPlace(gate, up, begin, end,
+                [&](VF g, VF u) { return hn::Mul(hn::Mul(g, Sigmoid(df, g)), u); });
+  });
+}
+
+void SiluMulRowsImpl(ThreadPool* pool, float* x, int64_t rows, int64_t n, int64_t ldx) {
+  ForRows(*pool, static_cast<size_t>(rows), 2 * static_cast<size_t>(n), [&](size_t r) {
+    const DF df;
+    float* row = x + r * static_cast<size_t>(ldx);
+    Map2InPlace(row, row + n, 0, static_cast<size_t>(n),
+                [&](VF g, VF u) { return hn::Mul(hn::Mul(g, Sigmoid(df, g)), u); });
   });
 }
 
@@ -302,6 +328,7 @@ HWY_EXPORT(LayerNormImpl);
 HWY_EXPORT(QuickGeluImpl);
 HWY_EXPORT(GeluErfImpl);
 HWY_EXPORT(SiluMulImpl);
+HWY_EXPORT(SiluMulRowsImpl);
 HWY_EXPORT(RopeRotateHalfImpl);
 HWY_EXPORT(SoftmaxImpl);
 HWY_EXPORT(GatherRowsImpl);
@@ -326,6 +353,10 @@ void GeluErf(ThreadPool& pool, float* x, int64_t n) {
 
 void SiluMul(ThreadPool& pool, float* gate, const float* up, int64_t n) {
   HWY_DYNAMIC_DISPATCH(SiluMulImpl)(&pool, gate, up, n);
+}
+
+void SiluMulRows(ThreadPool& pool, float* x, int64_t rows, int64_t n, int64_t ldx) {
+  HWY_DYNAMIC_DISPATCH(SiluMulRowsImpl)(&pool, x, rows, n, ldx);
 }
 
 void RopeRotateHalf(ThreadPool& pool, float* x, int64_t rows, int64_t ldx, int heads, int head_dim,

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// Weight matrices packed once at load time into column panels, and a batch-invariant MatMul
+// over them: y[i, :] depends only on x[i, :], never on how many rows are in the call, what the
+// other rows hold, which kernel path ran or how many threads there are. A request therefore
+// produces the same logits alone and batched with others.
+//
+// Layout (the same bytes serve every SIMD target). Output column j (= weight row j) lives in
+// panel j / kPanelCols; panels are stored one after another, each [cols][kPanelCols] over the
+// whole depth, the last one zero-padded to kPanelCols columns.
+//   bf16 panels: each depth step k is 16 uint32 words (64 bytes, one cache line), word i =
+//     bits(column i) | bits(column i + 16) << 16. A 16-lane target widens one 64-byte load into
+//     columns 0..15 (shift left 16) and 16..31 (AND 0xFFFF0000); an 8-lane target gets columns
+//     {0-7, 16-23} from words 0..7 and {8-15, 24-31} from words 8..15.
+//   f32 panels: each depth step is 32 floats in column order.
+// bf16 weights pack to bf16 panels (no float32 copy of the model); f32 and f16 weights pack to
+// f32 panels (f16 widened exactly).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <span>
+
+#include "base/dtype.h"
+#include "base/thread_pool.h"
+#include "ops/matrix.h"
+
+namespace mineru::ops {
+
+// Column panels of this many output columns.
+inline constexpr int64_t kPanelCols = 32;
+// Depth block: sums are formed per block of this many k and then added to y (see MatMul).
+inline constexpr int64_t kPackedDepthBlock = 1024;
+
+class PackedMatrix {
+ public:
+  PackedMatrix() = default;
+  PackedMatrix(PackedMatrix&& other) noexcept;
+  PackedMatrix& operator=(PackedMatrix&& other) noexcept;
+  PackedMatrix(const PackedMatrix&) = delete;
+  PackedMatrix& operator=(const PackedMatrix&) = delete;
+  ~PackedMatrix() = default;
+
+  // Packs the row-concatenation of `parts` (for instance the q, k and v projections into one
+  // [nq + nk + nv, cols] matrix). All parts must share dtype (kBF16, kF16 or kF32) and cols;
+  // at least one part. Parallel over the pool. Violations are programming errors (weights are
+  // validated when loaded) and abort through MINERU_CHECK.
+  static PackedMatrix Pack(ThreadPool& pool, std::span<const MatrixView> parts);
+  static PackedMatrix Pack(ThreadPool& pool, const MatrixView& w);
+
+  int64_t rows() const { return rows_; }  // output columns of MatMul (n)
+  int64_t cols() const { return cols_; }  // depth (k)
+  DType dtype() const { return dtype_; }  // kBF16 or kF32: the panel element type
+  int64_t bytes() const { return panels() * panel_bytes(); }
+
+  int64_t panels() const { return (rows_ + kPanelCols - 1) / kPanelCols; }
+  // One panel: cols * 64 bytes (bf16) or cols * 128 bytes (f32); a multiple of 64.
+  int64_t panel_bytes() const { return cols_ * kPanelCols * (dtype_ == DType::kBF16 ? 2 : 4); }
+  // Panel p starts at data() + p * panel_bytes(); data() is 64-byte aligned.
+  const uint8_t* data() const { return storage_.get(); }
+
+ private:
+  struct AlignedDelete {
+    void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+
+  std::unique_ptr<uint8_t[], AlignedDelete> storage_;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  DType dtype_ = DType::kF32;
+};
+
+// Same contract as MatMul in ops/matmul.h over packed weights w ([n, K]):
+//   y[i, j] = (accumulate ? y[i, j] : 0) + sum_k x[i, k] * w[j, k] + (bias ? bias[j] : 0)
+// for i < m, j < n; x has row stride ldx, y row stride ldy (elements); y must not alias x;
+// columns of y past n are not touched.
+//
+// Exact arithmetic (this is what makes rows independent of the batch). For every output
+// (i, j), for each depth block b = [k0, min(k0 + kPackedDepthBlock, K)), k0 = 0, 1024, ...
+// in order (K = 0 counts as one empty block):
+//   acc = 0
+//   for k ascending in b: acc = fma(x[i, k], w[j, k], acc)     (fused, float32)
+//   first block: y[i, j] = accumulate ? y[i, j] + (acc + bias_j) : acc + bias_j
+//                (bias_j = 0.0f when bias is null, so the sum is still acc + 0.0f)
+//   later blocks: y[i, j] = y[i, j] + acc
+// Every register tile shape, row tiling and thread split computes exactly this, so y[i, :] is
+// a function of x[i, :] alone, and every SIMD target with native FMA (AVX2, AVX-512) gives the
+// same bits. reference::MatMulBlocked is the scalar twin. On a target without native FMA (the
+// scalar fallback; see PackedMatMulFusesMultiplyAdd) each fma is a multiply then an add: still
+// batch invariant, but not bit-equal to the twin.
+//
+// Speed: with few rows (decode) every weight is read from memory once for all rows; with many
+// (prefill, vision) each depth block of a few panels stays in L2 while all rows sweep it.
+// w is only read: calls on one PackedMatrix may run concurrently (on different pools).
+void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const PackedMatrix& w,
+            const float* bias, float* y, int64_t ldy, bool accumulate);
+
+// Whether the SIMD target dispatch uses now fuses multiply-add (Highway's HWY_NATIVE_FMA), so
+// MatMul above equals reference::MatMulBlocked bit for bit.
+bool PackedMatMulFusesMultiplyAdd();
+
+}  // namespace mineru::ops
