@@ -12,6 +12,7 @@
 
 #include "apps/commands.h"
 #include "apps/model_options.h"
+#include "base/process_memory.h"
 #include "base/simd_targets.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -55,30 +56,20 @@ double DecoderFlops(const model::TextConfig& c, double tokens, double context) {
   return c.num_layers * (matmul + 2 * 2 * keys * d);
 }
 
-// Weight bytes one decode step reads: every decoder matrix and the head.
+// Weight bytes one decode step reads: every packed decoder matrix and the head.
 double DecodeWeightBytes(const model::Model& model) {
-  const auto& w = model.weights().decoder;
-  auto bytes = [](const ops::MatrixView& m) {
-    return static_cast<double>(m.rows * m.cols) * static_cast<double>(DTypeSize(m.dtype));
-  };
-  double total = bytes(w.lm_head);
-  for (const auto& layer : w.layers) {
-    for (const ops::MatrixView* m :
-         {&layer.q, &layer.k, &layer.v, &layer.o, &layer.gate, &layer.up, &layer.down}) {
-      total += bytes(*m);
-    }
-  }
-  return total;
+  return static_cast<double>(model.packed_decoder()->bytes());
 }
 
 int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const int threads = ResolveThreads(global);
   ThreadPool pool(threads);
   double t0 = Now();
-  auto loaded = model::Model::Load(args.model_dir, args.load.Limits());
+  auto loaded = model::Model::Load(args.model_dir, args.load.Limits(), /*pack=*/true, &pool);
   if (!loaded) return ReportError(loaded.error());
   const double load_seconds = Now() - t0;
-  const model::Model& model = **loaded;
+  std::shared_ptr<const model::Model> shared_model(std::move(*loaded));
+  const model::Model& model = *shared_model;
   const model::ModelConfig& config = model.config();
 
   std::printf("machine: %d threads, SIMD target %s\n", threads, CurrentSimdTargetName().c_str());
@@ -114,11 +105,18 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     std::normal_distribution<float> normal;
     for (float& p : pixels) p = normal(rng);
     double best = 1e30;
+    // Memory of the pass above what was resident before it (the weights were paged in by the
+    // bandwidth measurement): the process's peak RSS, reset just before the pass.
+    int64_t pass_bytes = -1;
     for (int r = 0; r < args.repeat; ++r) {
+      const bool peak_reset = ResetPeakRss();
+      const std::optional<int64_t> before = CurrentRssBytes();
       t0 = Now();
       auto out = model.vision().Encode(pool, pixels, std::span(&grid, 1));
       if (!out) return ReportError(out.error());
       best = std::min(best, Now() - t0);
+      const std::optional<int64_t> peak = PeakRssBytes();
+      if (peak_reset && before && peak) pass_bytes = std::max(pass_bytes, *peak - *before);
     }
     const double flops = VisionFlops(config.vision, static_cast<double>(grid.patches()));
     std::printf(
@@ -126,7 +124,12 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
         static_cast<long long>(grid.patches()), static_cast<long long>(side * patch),
         static_cast<long long>(side * patch), best, flops / best / 1e9,
         100 * flops / best / 1e9 / peak);
+    if (pass_bytes >= 0) {
+      std::printf("  peak memory of the pass: %.0f MB above the resident weights and input\n",
+                  static_cast<double>(pass_bytes) / 1e6);
+    }
     report["vision"] = {{"patches", grid.patches()},
+                        {"pass_peak_bytes", pass_bytes},
                         {"seconds", best},
                         {"gflops", flops / best / 1e9},
                         {"fraction_of_peak", flops / best / 1e9 / peak}};

@@ -22,7 +22,7 @@ std::string Thousands(uint64_t n) {
 
 int RunInspect(const std::string& dir, const ModelLoadOptions& load, bool json_output) {
   const auto start = std::chrono::steady_clock::now();
-  auto model = model::Model::Load(dir, load.Limits());
+  auto model = model::Model::Load(dir, load.Limits(), /*pack=*/false);
   if (!model) return ReportError(model.error());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

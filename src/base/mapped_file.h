@@ -36,6 +36,11 @@ class MappedFile {
   std::string path_;
 };
 
+// Tells the kernel this process no longer needs the pages wholly inside [data, data + bytes)
+// of a read-only file mapping: they leave the resident set (the page cache may keep them) and
+// are read again from the file if touched. A hint; errors are ignored.
+void DropMappedPages(const void* data, size_t bytes);
+
 // Reads a whole (small) file into a string, refusing files over max_bytes.
 Result<std::string> ReadFileToString(const std::string& path, size_t max_bytes);
 

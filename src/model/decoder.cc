@@ -6,7 +6,7 @@
 #include "model/positions.h"
 #include "ops/attention.h"
 #include "ops/elementwise.h"
-#include "ops/matmul.h"
+#include "ops/packed_matrix.h"
 
 namespace mineru::model {
 
@@ -26,6 +26,9 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
                         float* x, std::span<const std::array<int32_t, 3>> positions,
                         std::span<const int64_t> logit_rows, float* logits,
                         const TraceFn* trace) const {
+  if (packed_ == nullptr) {
+    return Fail(ErrorCode::kInternal, "the decoder weights are not packed (inspection load)");
+  }
   const TextConfig& c = config_;
   const int64_t d = c.hidden_size, hd = c.head_dim();
   const int64_t q_width = int64_t{c.num_heads} * hd, kv_width = int64_t{c.num_kv_heads} * hd;
@@ -58,42 +61,47 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
 
   std::vector<float> cos, sin;
   CosSin(MropeAngles(positions, c), cos, sin);
-  std::vector<float> normed(static_cast<size_t>(rows * d)), attn(normed.size()), q(normed.size());
-  std::vector<float> k(static_cast<size_t>(rows * kv_width)), v(k.size());
-  std::vector<float> gate(static_cast<size_t>(rows * inter)), up(gate.size());
+  // qkv rows: q (q_width), k (kv_width), v (kv_width); gate_up rows: gate, up (inter each).
+  const int64_t qkv_width = q_width + 2 * kv_width;
+  std::vector<float> normed(static_cast<size_t>(rows * d)),
+      attn(static_cast<size_t>(rows * q_width));
+  std::vector<float> qkv(static_cast<size_t>(rows * qkv_width));
+  std::vector<float> gate_up(static_cast<size_t>(rows * 2 * inter));
+  float* q = qkv.data();
+  float* k = q + q_width;
+  float* v = k + kv_width;
   std::vector<std::vector<ops::KvChunk>> chunks(steps.size());
   std::vector<ops::AttentionProblem> problems(steps.size());
 
   for (int layer = 0; layer < c.num_layers; ++layer) {
     const DecoderLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
+    const PackedDecoderLayer& p = packed_->layers[static_cast<size_t>(layer)];
     ops::RmsNorm(pool, x, rows, d, d, w.input_norm.data(), c.rms_norm_eps, normed.data(), d);
-    ops::MatMul(pool, normed.data(), rows, d, w.q, w.q_bias.data(), q.data(), q_width, false);
-    ops::MatMul(pool, normed.data(), rows, d, w.k, w.k_bias.data(), k.data(), kv_width, false);
-    ops::MatMul(pool, normed.data(), rows, d, w.v, w.v_bias.data(), v.data(), kv_width, false);
-    ops::RopeRotateHalf(pool, q.data(), rows, q_width, c.num_heads, static_cast<int>(hd),
-                        cos.data(), sin.data());
-    ops::RopeRotateHalf(pool, k.data(), rows, kv_width, c.num_kv_heads, static_cast<int>(hd),
-                        cos.data(), sin.data());
+    ops::MatMul(pool, normed.data(), rows, d, p.qkv, p.qkv_bias.data(), qkv.data(), qkv_width,
+                false);
+    ops::RopeRotateHalf(pool, q, rows, qkv_width, c.num_heads, static_cast<int>(hd), cos.data(),
+                        sin.data());
+    ops::RopeRotateHalf(pool, k, rows, qkv_width, c.num_kv_heads, static_cast<int>(hd), cos.data(),
+                        sin.data());
     int64_t row = 0;
     for (size_t s = 0; s < steps.size(); ++s) {
       const KvCache::Sequence& seq = *steps[s].sequence;
       const int64_t n = steps[s].num_tokens;
-      cache.Write(pool, layer, seq, seq.length, n, k.data() + row * kv_width, kv_width,
-                  v.data() + row * kv_width, kv_width);
+      cache.Write(pool, layer, seq, seq.length, n, k + row * qkv_width, qkv_width,
+                  v + row * qkv_width, qkv_width);
       chunks[s].clear();
       cache.Chunks(layer, seq, seq.length + n, chunks[s]);
-      problems[s] = {q.data() + row * q_width,    q_width, n, seq.length, chunks[s],
+      problems[s] = {q + row * qkv_width,         qkv_width, n, seq.length, chunks[s],
                      attn.data() + row * q_width, q_width};
       row += n;
     }
     ops::Attention(pool, cache.shape(), problems);
-    ops::MatMul(pool, attn.data(), rows, q_width, w.o, nullptr, x, d, true);
+    ops::MatMul(pool, attn.data(), rows, q_width, p.o, nullptr, x, d, true);
     ops::RmsNorm(pool, x, rows, d, d, w.post_attention_norm.data(), c.rms_norm_eps, normed.data(),
                  d);
-    ops::MatMul(pool, normed.data(), rows, d, w.gate, nullptr, gate.data(), inter, false);
-    ops::MatMul(pool, normed.data(), rows, d, w.up, nullptr, up.data(), inter, false);
-    ops::SiluMul(pool, gate.data(), up.data(), rows * inter);
-    ops::MatMul(pool, gate.data(), rows, inter, w.down, nullptr, x, d, true);
+    ops::MatMul(pool, normed.data(), rows, d, p.gate_up, nullptr, gate_up.data(), 2 * inter, false);
+    ops::SiluMulRows(pool, gate_up.data(), rows, inter, 2 * inter);
+    ops::MatMul(pool, gate_up.data(), rows, 2 * inter, p.down, nullptr, x, d, true);
     Trace(trace, "decoder.layer." + std::to_string(layer), x, rows, d);
   }
   for (const DecoderStep& step : steps) step.sequence->length += step.num_tokens;
@@ -110,7 +118,7 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
   }
   ops::RmsNorm(pool, selected.data(), n_logits, d, d, weights_.final_norm.data(), c.rms_norm_eps,
                selected.data(), d);
-  ops::MatMul(pool, selected.data(), n_logits, d, weights_.lm_head, nullptr, logits, c.vocab_size,
+  ops::MatMul(pool, selected.data(), n_logits, d, packed_->lm_head, nullptr, logits, c.vocab_size,
               false);
   return OkStatus();
 }

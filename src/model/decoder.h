@@ -6,6 +6,9 @@
 // prompt, a piece of one, or a single decode token). Keys and values are appended to the
 // sequences' pages in the KvCache and every new token attends to all earlier tokens of its
 // own sequence.
+//
+// Every row's result depends on that row (and its own sequence's keys) alone, never on the
+// other rows of the call: the products run over batch-invariant packed weights.
 #pragma once
 
 #include <array>
@@ -16,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/kv_cache.h"
+#include "model/packed_decoder.h"
 #include "model/trace.h"
 #include "model/weights.h"
 
@@ -28,8 +32,11 @@ struct DecoderStep {
 
 class Decoder {
  public:
-  Decoder(const ModelConfig& config, const DecoderWeights& weights)
-      : config_(config.text), weights_(weights) {}
+  // `packed` holds the matrices Forward multiplies by; null for a model loaded only for
+  // inspection (Forward then fails).
+  Decoder(const ModelConfig& config, const DecoderWeights& weights,
+          const PackedDecoderWeights* packed)
+      : config_(config.text), weights_(weights), packed_(packed) {}
 
   // x[i] = embedding of ids[i]. Ids outside the vocabulary are an error.
   Status Embed(ThreadPool& pool, std::span<const int32_t> ids, float* x) const;
@@ -47,6 +54,7 @@ class Decoder {
  private:
   const TextConfig& config_;
   const DecoderWeights& weights_;
+  const PackedDecoderWeights* packed_;
 };
 
 }  // namespace mineru::model

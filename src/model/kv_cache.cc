@@ -23,8 +23,10 @@ KvCache::KvCache(const TextConfig& config, int64_t block_tokens, int64_t num_blo
                block_tokens);
   block_floats_ = ops::KvChunkFloats(shape_, block_tokens);
   const auto total = static_cast<size_t>(num_layers_ * num_blocks_ * block_floats_);
-  keys_.assign(total, 0.0f);
-  values_.assign(total, 0.0f);
+  keys_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
+  values_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
+  MINERU_CHECK(keys_ != nullptr && values_ != nullptr, "KV cache of {} bytes: out of memory",
+               2 * total * sizeof(float));
   free_.reserve(static_cast<size_t>(num_blocks));
   // Hand out low block ids first (pop from the back).
   for (int64_t b = num_blocks - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
@@ -59,7 +61,7 @@ void KvCache::Release(Sequence& seq) {
 
 ops::MutableKvChunk KvCache::Block(int layer, int32_t block) {
   const int64_t offset = (int64_t{layer} * num_blocks_ + block) * block_floats_;
-  return {keys_.data() + offset, values_.data() + offset, block_tokens_};
+  return {keys_.get() + offset, values_.get() + offset, block_tokens_};
 }
 
 void KvCache::Write(ThreadPool& pool, int layer, const Sequence& seq, int64_t at, int64_t n,
@@ -82,7 +84,7 @@ void KvCache::Chunks(int layer, const Sequence& seq, int64_t tokens,
   for (int64_t start = 0; start < tokens; start += block_tokens_) {
     const int32_t block = seq.blocks[static_cast<size_t>(start / block_tokens_)];
     const int64_t offset = (int64_t{layer} * num_blocks_ + block) * block_floats_;
-    out.push_back({keys_.data() + offset, values_.data() + offset,
+    out.push_back({keys_.get() + offset, values_.get() + offset,
                    std::min(block_tokens_, tokens - start), block_tokens_});
   }
 }

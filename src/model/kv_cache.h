@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "base/status.h"
@@ -32,6 +34,8 @@ class KvCache {
   int64_t block_tokens() const { return block_tokens_; }
   int64_t num_blocks() const { return num_blocks_; }
   int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
+  int64_t used_blocks() const { return num_blocks_ - free_blocks(); }
+  int64_t block_bytes() const { return 2 * num_layers_ * block_floats_ * int64_t{sizeof(float)}; }
   const ops::AttentionShape& shape() const { return shape_; }
 
   // Gives `seq` enough blocks for `tokens` tokens in total; kResourceExhausted (and no change)
@@ -56,8 +60,13 @@ class KvCache {
   int64_t block_tokens_ = 0;
   int64_t num_blocks_ = 0;
   int64_t block_floats_ = 0;  // per layer, keys (values the same)
-  std::vector<float> keys_;   // [layer][block][block_floats_]
-  std::vector<float> values_;
+  // [layer][block][block_floats_] each, from calloc: the operating system hands out zeroed
+  // pages on first touch, so a large cache costs memory only as it fills.
+  struct FreeDeleter {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], FreeDeleter> keys_;
+  std::unique_ptr<float[], FreeDeleter> values_;
   std::vector<int32_t> free_;
 };
 

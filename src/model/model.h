@@ -12,6 +12,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
+#include "model/packed_decoder.h"
 #include "model/vision.h"
 #include "model/weights.h"
 
@@ -19,21 +20,28 @@ namespace mineru::model {
 
 class Model {
  public:
+  // pack: pack the decoder's matrices for compute (model/packed_decoder.h), on `pool` or, when
+  // null, on a temporary pool of every hardware thread. Without it (inspection) the decoder
+  // refuses to run.
   static Result<std::unique_ptr<Model>> Load(const std::string& dir,
-                                             const CheckpointLimits& limits = {});
+                                             const CheckpointLimits& limits = {}, bool pack = true,
+                                             ThreadPool* pool = nullptr);
 
   const ModelConfig& config() const { return checkpoint_.config(); }
   const Checkpoint& checkpoint() const { return checkpoint_; }
   const ModelWeights& weights() const { return weights_; }
   const VisionEncoder& vision() const { return vision_; }
   const Decoder& decoder() const { return decoder_; }
+  // Null when loaded without packing.
+  const PackedDecoderWeights* packed_decoder() const { return packed_.get(); }
   const std::string& fingerprint() const { return checkpoint_.fingerprint(); }
 
  private:
-  Model(Checkpoint checkpoint, ModelWeights weights);
+  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<PackedDecoderWeights> packed);
 
   Checkpoint checkpoint_;
   ModelWeights weights_;
+  std::unique_ptr<PackedDecoderWeights> packed_;
   VisionEncoder vision_;
   Decoder decoder_;
 };

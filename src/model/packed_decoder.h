@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// The decoder's matrices packed once at load for ops::MatMul over PackedMatrix: bf16 stays
+// bf16 (same bytes as the checkpoint, re-laid-out), products are batch invariant, and the
+// projections that read the same input are fused so one pass over x serves them all:
+//   qkv     = [q; k; v] rows (one product, one bias vector) per layer
+//   gate_up = [gate; up] rows per layer (SwiGLU reads the two halves of its output)
+// The checkpoint pages of the packed matrices are released once packed (they stay in the
+// page cache, not in this process's resident set); the embedding table stays mapped for
+// lookups, and the head is packed from it when tied.
+#pragma once
+
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/weights.h"
+#include "ops/packed_matrix.h"
+
+namespace mineru::model {
+
+struct PackedDecoderLayer {
+  ops::PackedMatrix qkv;        // [q_width + 2 kv_width, hidden]
+  std::vector<float> qkv_bias;  // q_bias, k_bias, v_bias
+  ops::PackedMatrix o;          // [hidden, q_width]
+  ops::PackedMatrix gate_up;    // [2 intermediate, hidden]
+  ops::PackedMatrix down;       // [hidden, intermediate]
+};
+
+struct PackedDecoderWeights {
+  std::vector<PackedDecoderLayer> layers;
+  ops::PackedMatrix lm_head;  // [vocab, hidden]
+
+  // Bytes one decode step reads: every packed matrix.
+  int64_t bytes() const;
+};
+
+PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights);
+
+}  // namespace mineru::model
