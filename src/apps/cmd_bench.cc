@@ -5,12 +5,16 @@
 //   vision   one image of --image-size pixels square through the vision tower
 //   prefill  --prefill text tokens through the decoder (one sequence)
 //   decode   --decode-tokens greedy steps at batch 1 after that prefill
+//   engine   decode throughput with 1, 4, 16, 64 requests in flight, and one MinerU-shaped
+//            page (apps/bench_engine.h), through the scheduler with the engine flags
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
 
+#include "apps/bench_engine.h"
 #include "apps/commands.h"
+#include "apps/engine_flags.h"
 #include "apps/model_options.h"
 #include "base/process_memory.h"
 #include "base/simd_targets.h"
@@ -29,8 +33,11 @@ struct BenchArgs {
   int decode_tokens = 32;
   int repeat = 1;
   bool skip_vision = false;
+  bool skip_engine = false;
   bool json = false;
   ModelLoadOptions load;
+  EngineBenchArgs engine;
+  EngineFlags engine_flags;
 };
 
 double Now() {
@@ -205,6 +212,11 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
                         {"gbps", gbps},
                         {"fraction_of_bandwidth", gbps / bandwidth}};
   }
+  if (!args.skip_engine) {
+    Status status = RunEngineBench(shared_model, args.model_dir, args.engine_flags.Options(threads),
+                                   args.engine, report);
+    if (!status) return ReportError(status.error());
+  }
   if (args.json) std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }
@@ -229,6 +241,33 @@ void AddBenchCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--skip-vision", args->skip_vision, "Skip the vision tower");
+  cmd->add_flag("--skip-engine", args->skip_engine, "Skip the engine figures");
+  cmd->add_option("--concurrency", args->engine.concurrency,
+                  "Requests in flight for the engine decode figures (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--engine-prompt", args->engine.prompt_tokens,
+                  "Prompt tokens of each engine decode request")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--engine-tokens", args->engine.decode_tokens,
+                  "Tokens each engine decode request generates")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--page-layout-tokens", args->engine.layout_tokens,
+                  "Page figure: tokens of the layout request")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--page-crops", args->engine.crops, "Page figure: crop requests")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
+  cmd->add_option("--page-crop-tokens", args->engine.crop_tokens,
+                  "Page figure: tokens of each crop request")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_flag("!--no-page", args->engine.page, "Skip the page figure");
+  args->engine_flags.Register(*cmd);
   cmd->add_flag("--json", args->json, "Also print the figures as JSON");
   args->load.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunBench(*args, global); });

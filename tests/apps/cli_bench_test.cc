@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// `mineru-cpp bench` end to end on the golden tiny checkpoint: the engine figures and the engine
+// flags (range errors are usage errors, exit 2; values the engine refuses exit 1 with the
+// option named).
+#include <gtest/gtest.h>
+
+#include "base/json.h"
+#include "cli_test_util.h"
+
+namespace mineru::apps {
+namespace {
+
+using testing::CliResult;
+using testing::Describe;
+using testing::FailedWith;
+using testing::kModel;
+using testing::RunCli;
+using testing::Succeeded;
+using testing::UsageError;
+
+std::vector<std::string> SmallBench(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"bench",
+                                   "--model",
+                                   kModel,
+                                   "--skip-vision",
+                                   "--prefill",
+                                   "8",
+                                   "--decode-tokens",
+                                   "2",
+                                   "--concurrency",
+                                   "1,3",
+                                   "--engine-prompt",
+                                   "5",
+                                   "--engine-tokens",
+                                   "3",
+                                   "--page-crops",
+                                   "2",
+                                   "--page-layout-tokens",
+                                   "3",
+                                   "--page-crop-tokens",
+                                   "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(BenchCliTest, EngineFiguresOnTheGoldenModel) {
+  const CliResult r = RunCli(SmallBench({"--json"}));
+  ASSERT_TRUE(Succeeded(r));
+  EXPECT_NE(r.out.find("engine decode,   1 concurrent"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.out.find("engine decode,   3 concurrent"), std::string::npos) << Describe(r);
+  EXPECT_NE(r.out.find("engine page"), std::string::npos) << Describe(r);
+  const size_t json_start = r.out.find("\n{");
+  ASSERT_NE(json_start, std::string::npos) << Describe(r);
+  Json report = Json::parse(r.out.substr(json_start), nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(report.is_object()) << Describe(r);
+  ASSERT_EQ(report["engine_decode"].size(), 2u);
+  EXPECT_EQ(report["engine_decode"][1]["concurrent"], 3);
+  EXPECT_GT(report["engine_page"]["seconds"].get<double>(), 0);
+}
+
+TEST(BenchCliTest, EngineFlagsAreChecked) {
+  EXPECT_TRUE(UsageError(RunCli(SmallBench({"--kv-block-tokens", "8"}))));
+  EXPECT_TRUE(UsageError(RunCli(SmallBench({"--max-running", "0"}))));
+  EXPECT_TRUE(UsageError(RunCli(SmallBench({"--concurrency", "0"}))));
+  EXPECT_TRUE(FailedWith(RunCli(SmallBench({"--kv-block-tokens", "24"})), {"kv_block_tokens"}));
+  EXPECT_TRUE(FailedWith(RunCli(SmallBench({"--kv-cache-bytes", "100"})), {"holds no block"}));
+  // A 16-block cache still serves the three requests: they wait for blocks when needed.
+  EXPECT_TRUE(Succeeded(
+      RunCli(SmallBench({"--no-page", "--kv-cache-bytes", "131072", "--kv-block-tokens", "16"}))));
+}
+
+}  // namespace
+}  // namespace mineru::apps
