@@ -119,6 +119,7 @@ class Engine::Impl {
   std::vector<std::unique_ptr<Sequence>> running_;  // admitted, sorted by rank
   std::vector<Sequence*> finished_;                 // this iteration, removed at its end
   EngineStats local_;                               // counters kept by the engine thread
+  std::vector<float> logits_;                       // [rows with logits, vocab] of a pass
   std::thread thread_;
 };
 

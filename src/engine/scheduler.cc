@@ -279,10 +279,13 @@ void Engine::Impl::RunBatch() {
     }
     row += item.n;
   }
-  std::vector<float> logits(logit_rows.size() * static_cast<size_t>(vocab));
+  // Kept across iterations: a fresh buffer of up to max_running x vocab floats per step would
+  // cost page faults on every step.
+  const size_t logit_floats = logit_rows.size() * static_cast<size_t>(vocab);
+  if (logits_.size() < logit_floats) logits_.resize(logit_floats);
   if (status) {
     status = model_->decoder().Forward(*pool_, *cache_, steps, x.data(), positions, logit_rows,
-                                       logits.data());
+                                       logits_.data());
   }
   ++local_.iterations;
   if (!status) {
@@ -291,8 +294,14 @@ void Engine::Impl::RunBatch() {
     return;
   }
 
-  // Sample, stream, finish.
-  const Clock::time_point now = Clock::now();
+  // Rows whose sequences take a token now; their samplers run in parallel (each touches only
+  // its own sequence's state and per-thread scratch), then tokens are streamed in order.
+  struct Pick {
+    Sequence* seq;
+    float* logits;
+    int32_t token;
+  };
+  std::vector<Pick> picks;
   size_t logit_index = 0;
   for (const Item& item : items) {
     Sequence& seq = *item.seq;
@@ -302,10 +311,17 @@ void Engine::Impl::RunBatch() {
       seq.phase = Sequence::Phase::kDecode;
       if (!item.logits) continue;  // recomputed: output.back() is the next input
     }
-    float* row_logits = logits.data() + logit_index++ * static_cast<size_t>(vocab);
-    if (seq.keep_logits) seq.logits.emplace_back(row_logits, row_logits + vocab);
-    const int32_t token =
-        seq.sampler->Next(std::span<float>(row_logits, static_cast<size_t>(vocab)));
+    picks.push_back({&seq, logits_.data() + logit_index++ * static_cast<size_t>(vocab), 0});
+  }
+  pool_->ParallelFor(picks.size(), [&](size_t i, int) {
+    Pick& pick = picks[i];
+    if (pick.seq->keep_logits) pick.seq->logits.emplace_back(pick.logits, pick.logits + vocab);
+    pick.token = pick.seq->sampler->Next(std::span<float>(pick.logits, static_cast<size_t>(vocab)));
+  });
+  const Clock::time_point now = Clock::now();
+  for (const Pick& pick : picks) {
+    Sequence& seq = *pick.seq;
+    const int32_t token = pick.token;
     seq.sampler->Accept(token);
     ++local_.generated_tokens;
     if (seq.output.empty() && seq.first_token == Clock::time_point{}) seq.first_token = now;
