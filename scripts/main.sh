@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine, builds mineru-cpp, writes a random-weight checkpoint of
 # MinerU2.5-2509-1.2B's exact shape with the Qwen tokenizer (real weights cannot be downloaded
-# here) and benchmarks the vision tower, prefill and decode against this machine's measured peaks.
+# here) and benchmarks the vision tower, prefill and decode against this machine's measured peaks,
+# then the engine: decode throughput with 1, 4, 16 and 64 requests in flight and one MinerU page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
