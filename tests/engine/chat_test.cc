@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// The engine's own front half: chat messages rendered with the checkpoint's tokenizer and RGB
+// images preprocessed with its preprocessor_config.json give exactly what the same request
+// gives as ready prompt ids and pixel values, and the result text is the tokenizer's decoding.
+// Needs the Qwen2 tokenizer.json written by the CTest fixture text_qwen_tokenizer.
+#include <gtest/gtest.h>
+
+#include "../support/scratch.h"
+#include "engine/engine.h"
+#include "image/decode.h"
+#include "model/random_checkpoint.h"
+
+namespace mineru::engine {
+namespace {
+
+TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
+  const std::string dir = testing_support::TestDir() + "/model";
+  ThreadPool pool(2);
+  model::RandomCheckpointOptions checkpoint_options;
+  checkpoint_options.seed = 11;
+  checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
+  auto written =
+      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
+  ASSERT_TRUE(written) << written.error().ToString();
+  auto loaded = model::Model::Load(dir);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  std::shared_ptr<const model::Model> model(std::move(*loaded));
+  EngineOptions options;
+  options.threads = 2;
+  options.kv_cache_bytes = int64_t{32} << 20;
+  options.vision_max_wait = std::chrono::milliseconds(1);
+  auto engine = Engine::Create(model, dir, options);
+  ASSERT_TRUE(engine) << engine.error().ToString();
+  ASSERT_NE((*engine)->tokenizer(), nullptr);
+
+  auto decoded = image::DecodeImageFile(std::string(MINERU_TEST_DATA_DIR) +
+                                        "/qwen2vl-tiny/images/doc_400x300.png");
+  ASSERT_TRUE(decoded) << decoded.error().ToString();
+  const std::vector<text::ChatMessage> messages = {
+      {"user", {text::ChatPart::Image({}), text::ChatPart::Text("\nLayout Detection:")}}};
+
+  Request from_chat;
+  from_chat.messages = messages;
+  from_chat.images.push_back({.rgb = decoded->image});
+  from_chat.sampling = MineruLayoutSampling();
+  from_chat.max_new_tokens = 12;
+  auto chat_handle = (*engine)->Submit(std::move(from_chat));
+  ASSERT_TRUE(chat_handle) << chat_handle.error().ToString();
+
+  // The same request prepared by hand.
+  auto processor = image::ReadImageProcessorConfig(dir);
+  ASSERT_TRUE(processor);
+  auto pixels = image::PreprocessImage(decoded->image, *processor);
+  ASSERT_TRUE(pixels);
+  std::vector<text::ChatMessage> with_grid = messages;
+  with_grid[0].content[0].grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w};
+  auto prompt = text::BuildChatPrompt(*(*engine)->tokenizer(), with_grid);
+  ASSERT_TRUE(prompt);
+  Request ready;
+  ready.prompt_ids = prompt->ids;
+  ready.images.push_back(
+      {.pixel_values = pixels->values, .grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w}});
+  ready.sampling = MineruLayoutSampling();
+  ready.max_new_tokens = 12;
+  auto ready_handle = (*engine)->Submit(std::move(ready));
+  ASSERT_TRUE(ready_handle);
+
+  const GenerationResult& a = chat_handle->Wait();
+  const GenerationResult& b = ready_handle->Wait();
+  ASSERT_NE(a.finish_reason, FinishReason::kError) << a.error;
+  EXPECT_EQ(a.ids, b.ids);
+  EXPECT_FALSE(a.ids.empty());
+  EXPECT_EQ(a.usage.prompt_tokens, static_cast<int64_t>(prompt->ids.size()));
+  EXPECT_EQ(a.usage.image_tokens, pixels->grid.patches() / 4);
+  auto text = (*engine)->tokenizer()->Decode(a.ids, /*skip_special=*/false);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(a.text, *text);
+  EXPECT_EQ(a.text, b.text);
+}
+
+}  // namespace
+}  // namespace mineru::engine
