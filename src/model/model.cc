@@ -4,11 +4,13 @@
 namespace mineru::model {
 
 Model::Model(Checkpoint checkpoint, ModelWeights weights,
-             std::unique_ptr<PackedDecoderWeights> packed)
+             std::unique_ptr<PackedDecoderWeights> packed,
+             std::unique_ptr<PackedVisionWeights> packed_vision)
     : checkpoint_(std::move(checkpoint)),
       weights_(std::move(weights)),
       packed_(std::move(packed)),
-      vision_(checkpoint_.config(), weights_.vision),
+      packed_vision_(std::move(packed_vision)),
+      vision_(checkpoint_.config(), weights_.vision, packed_vision_.get()),
       decoder_(checkpoint_.config(), weights_.decoder, packed_.get()) {}
 
 Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const CheckpointLimits& limits,
@@ -16,6 +18,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const Checkpo
   MINERU_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::Open(dir, limits));
   MINERU_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(checkpoint));
   std::unique_ptr<PackedDecoderWeights> packed;
+  std::unique_ptr<PackedVisionWeights> packed_vision;
   if (pack) {
     std::unique_ptr<ThreadPool> own;
     if (pool == nullptr) {
@@ -23,9 +26,10 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const Checkpo
       pool = own.get();
     }
     packed = std::make_unique<PackedDecoderWeights>(PackDecoderWeights(*pool, weights.decoder));
+    packed_vision = std::make_unique<PackedVisionWeights>(PackVisionWeights(*pool, weights.vision));
   }
-  return std::unique_ptr<Model>(
-      new Model(std::move(checkpoint), std::move(weights), std::move(packed)));
+  return std::unique_ptr<Model>(new Model(std::move(checkpoint), std::move(weights),
+                                          std::move(packed), std::move(packed_vision)));
 }
 
 }  // namespace mineru::model

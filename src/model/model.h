@@ -13,6 +13,7 @@
 #include "model/checkpoint.h"
 #include "model/decoder.h"
 #include "model/packed_decoder.h"
+#include "model/packed_vision.h"
 #include "model/vision.h"
 #include "model/weights.h"
 
@@ -20,9 +21,10 @@ namespace mineru::model {
 
 class Model {
  public:
-  // pack: pack the decoder's matrices for compute (model/packed_decoder.h), on `pool` or, when
-  // null, on a temporary pool of every hardware thread. Without it (inspection) the decoder
-  // refuses to run.
+  // pack: pack the decoder's and the vision tower's matrices for compute
+  // (model/packed_decoder.h, model/packed_vision.h), on `pool` or, when null, on a temporary
+  // pool of every hardware thread. Without it (inspection) the decoder and the vision tower
+  // refuse to run.
   static Result<std::unique_ptr<Model>> Load(const std::string& dir,
                                              const CheckpointLimits& limits = {}, bool pack = true,
                                              ThreadPool* pool = nullptr);
@@ -34,14 +36,17 @@ class Model {
   const Decoder& decoder() const { return decoder_; }
   // Null when loaded without packing.
   const PackedDecoderWeights* packed_decoder() const { return packed_.get(); }
+  const PackedVisionWeights* packed_vision() const { return packed_vision_.get(); }
   const std::string& fingerprint() const { return checkpoint_.fingerprint(); }
 
  private:
-  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<PackedDecoderWeights> packed);
+  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<PackedDecoderWeights> packed,
+        std::unique_ptr<PackedVisionWeights> packed_vision);
 
   Checkpoint checkpoint_;
   ModelWeights weights_;
   std::unique_ptr<PackedDecoderWeights> packed_;
+  std::unique_ptr<PackedVisionWeights> packed_vision_;  // before vision_, which points into it
   VisionEncoder vision_;
   Decoder decoder_;
 };

@@ -6,7 +6,7 @@
 
 #include "ops/attention.h"
 #include "ops/elementwise.h"
-#include "ops/matmul.h"
+#include "ops/packed_matrix.h"
 
 namespace mineru::model {
 
@@ -14,6 +14,9 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
                                                  std::span<const float> pixel_values,
                                                  std::span<const ImageGrid> grids,
                                                  const TraceFn* trace) const {
+  if (packed_ == nullptr) {
+    return Fail(ErrorCode::kInternal, "the vision weights are not packed (inspection load)");
+  }
   const VisionConfig& c = config_;
   const int64_t m = c.spatial_merge_size;
   int64_t patches = 0;
@@ -45,7 +48,7 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   std::vector<float> qkv(static_cast<size_t>(patches * 3 * e));
   std::vector<float> hidden(static_cast<size_t>(patches * mlp));
 
-  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, weights_.patch_embed, nullptr,
+  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, packed_->patch_embed, nullptr,
               x.data(), e, false);
   Trace(trace, "vision.patch_embed", x.data(), patches, e);
 
@@ -80,9 +83,10 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
 
   for (int b = 0; b < c.depth; ++b) {
     const VisionBlockWeights& w = weights_.blocks[static_cast<size_t>(b)];
+    const PackedVisionBlock& p = packed_->blocks[static_cast<size_t>(b)];
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm1_weight.data(), w.norm1_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
-    ops::MatMul(pool, normed.data(), patches, e, w.qkv, w.qkv_bias.data(), qkv.data(), 3 * e,
+    ops::MatMul(pool, normed.data(), patches, e, p.qkv, w.qkv_bias.data(), qkv.data(), 3 * e,
                 false);
     // Rotary on q (columns [0, E)) and k (columns [E, 2E)).
     ops::RopeRotateHalf(pool, qkv.data(), patches, 3 * e, heads, dv, cos.data(), sin.data());
@@ -95,17 +99,17 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
                   0);
     }
     ops::Attention(pool, shape, problems);
-    ops::MatMul(pool, attn.data(), patches, e, w.proj, w.proj_bias.data(), x.data(), e, true);
+    ops::MatMul(pool, attn.data(), patches, e, p.proj, w.proj_bias.data(), x.data(), e, true);
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm2_weight.data(), w.norm2_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
-    ops::MatMul(pool, normed.data(), patches, e, w.fc1, w.fc1_bias.data(), hidden.data(), mlp,
+    ops::MatMul(pool, normed.data(), patches, e, p.fc1, w.fc1_bias.data(), hidden.data(), mlp,
                 false);
     if (c.hidden_act == "quick_gelu") {
       ops::QuickGelu(pool, hidden.data(), patches * mlp);
     } else {
       ops::GeluErf(pool, hidden.data(), patches * mlp);
     }
-    ops::MatMul(pool, hidden.data(), patches, mlp, w.fc2, w.fc2_bias.data(), x.data(), e, true);
+    ops::MatMul(pool, hidden.data(), patches, mlp, p.fc2, w.fc2_bias.data(), x.data(), e, true);
     Trace(trace, "vision.block." + std::to_string(b), x.data(), patches, e);
   }
 
@@ -116,11 +120,11 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   const int64_t tokens = patches / c.merge_unit();
   const int64_t merged = e * c.merge_unit();
   std::vector<float> merged_hidden(static_cast<size_t>(tokens * merged));
-  ops::MatMul(pool, normed.data(), tokens, merged, weights_.merger_fc1,
+  ops::MatMul(pool, normed.data(), tokens, merged, packed_->merger_fc1,
               weights_.merger_fc1_bias.data(), merged_hidden.data(), merged, false);
   ops::GeluErf(pool, merged_hidden.data(), tokens * merged);
   std::vector<float> out(static_cast<size_t>(tokens * c.out_hidden));
-  ops::MatMul(pool, merged_hidden.data(), tokens, merged, weights_.merger_fc2,
+  ops::MatMul(pool, merged_hidden.data(), tokens, merged, packed_->merger_fc2,
               weights_.merger_fc2_bias.data(), out.data(), c.out_hidden, false);
   Trace(trace, "vision.merged", out.data(), tokens, c.out_hidden);
   return out;

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "model/config.h"
+#include "model/packed_vision.h"
 #include "model/positions.h"
 #include "model/trace.h"
 #include "model/weights.h"
@@ -17,13 +18,18 @@ namespace mineru::model {
 
 class VisionEncoder {
  public:
-  VisionEncoder(const ModelConfig& config, const VisionWeights& weights)
-      : config_(config.vision), weights_(weights) {}
+  // `packed` holds the matrices Encode multiplies by (biases and norms come from `weights`);
+  // null for a model loaded only for inspection, and then Encode fails.
+  VisionEncoder(const ModelConfig& config, const VisionWeights& weights,
+                const PackedVisionWeights* packed)
+      : config_(config.vision), weights_(weights), packed_(packed) {}
 
   // pixel_values: the patches of all images, concatenated in image order, patch_dim floats each
   // (the layout of the image processor). Returns [patches / merge_unit, out_hidden]: one row per
   // image token, in the order of the images' image tokens. Several images of different sizes
-  // share every matrix product; attention stays within each image.
+  // share every matrix product; attention stays within each image. The products are
+  // batch invariant (ops/packed_matrix.h), so an image's rows do not depend on the other images
+  // of the call.
   // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged".
   Result<std::vector<float>> Encode(ThreadPool& pool, std::span<const float> pixel_values,
                                     std::span<const ImageGrid> grids,
@@ -32,6 +38,7 @@ class VisionEncoder {
  private:
   const VisionConfig& config_;
   const VisionWeights& weights_;
+  const PackedVisionWeights* packed_;
 };
 
 }  // namespace mineru::model
