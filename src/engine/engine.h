@@ -9,7 +9,7 @@
 //   engine::Request request;
 //   request.messages = {{"user", {text::ChatPart::Image({}), text::ChatPart::Text(
 //                                  "\nLayout Detection:")}}};
-//   request.images.push_back({.rgb = page});
+//   request.images.push_back(std::move(page_image));  // ImageInput: .rgb = the page
 //   MINERU_ASSIGN_OR_RETURN(engine::RequestHandle handle, engine->Submit(std::move(request)));
 //   while (auto tokens = handle.Next()) { ... }        // streamed ids
 //   const engine::GenerationResult& result = handle.Wait();  // text, finish reason, usage

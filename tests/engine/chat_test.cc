@@ -41,7 +41,9 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
 
   Request from_chat;
   from_chat.messages = messages;
-  from_chat.images.push_back({.rgb = decoded->image});
+  ImageInput rgb_image;
+  rgb_image.rgb = decoded->image;
+  from_chat.images.push_back(std::move(rgb_image));
   from_chat.sampling = MineruLayoutSampling();
   from_chat.max_new_tokens = 12;
   auto chat_handle = (*engine)->Submit(std::move(from_chat));
@@ -58,8 +60,10 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ASSERT_TRUE(prompt);
   Request ready;
   ready.prompt_ids = prompt->ids;
-  ready.images.push_back(
-      {.pixel_values = pixels->values, .grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w}});
+  ImageInput ready_image;
+  ready_image.pixel_values = pixels->values;
+  ready_image.grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w};
+  ready.images.push_back(std::move(ready_image));
   ready.sampling = MineruLayoutSampling();
   ready.max_new_tokens = 12;
   auto ready_handle = (*engine)->Submit(std::move(ready));
