@@ -70,7 +70,7 @@ class PackedMatrix {
   DType dtype_ = DType::kF32;
 };
 
-// Same contract as MatMul in ops/matmul.h over packed weights w ([n, K]):
+// The product with packed weights w ([n, K]):
 //   y[i, j] = (accumulate ? y[i, j] : 0) + sum_k x[i, k] * w[j, k] + (bias ? bias[j] : 0)
 // for i < m, j < n; x has row stride ldx, y row stride ldy (elements); y must not alias x;
 // columns of y past n are not touched.

@@ -13,6 +13,7 @@ namespace mineru::ops::reference {
 
 float LoadElement(const MatrixView& w, int64_t r, int64_t c);
 
+// The product in double precision: the accuracy yardstick for MatMulBlocked's float32 order.
 void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
             float* y, int64_t ldy, bool accumulate);
 // The exact contract of MatMul over a PackedMatrix (ops/packed_matrix.h), literally: float32

@@ -106,6 +106,35 @@ TEST(PackedMatMulTest, MatchesBlockedTwinForAllShapesDtypesTargets) {
 
 // Every register tile shape: 1..12 rows (tiles of 1..6 rows) times runs of 1..9 slices, so
 // each tile takes every slice count up to its maximum, over one and over two depth blocks.
+// The contract's order is accurate: the blocked twin (which the kernels equal) stays within the
+// first-order bound of a float32 dot product, |error| <= (k + 2) u sum |x w| (Higham, Thm 3.1;
+// +2 for the bias and accumulate adds), of the double-precision product reference::MatMul.
+TEST(PackedMatMulTest, BlockedOrderIsWithinTheDotProductBound) {
+  for (const Problem& p : {Problem{3, 2100, 70, true, true}, Problem{5, 1025, 33, true, false},
+                           Problem{2, 17, 31, false, false}}) {
+    const auto x = RandomVector(static_cast<size_t>(p.m * p.k), 3 + p.k);
+    const TestWeights w = MakeWeights(DType::kBF16, p.n, p.k, 9 + p.n);
+    const auto bias = RandomVector(static_cast<size_t>(p.n), 2);
+    const auto y0 = RandomVector(static_cast<size_t>(p.m * p.n), 4);
+    std::vector<float> blocked = y0, exact = y0;
+    const float* b = p.with_bias ? bias.data() : nullptr;
+    reference::MatMulBlocked(x.data(), p.m, p.k, w.view, b, blocked.data(), p.n, p.accumulate);
+    reference::MatMul(x.data(), p.m, p.k, w.view, b, exact.data(), p.n, p.accumulate);
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        double magnitude = p.with_bias ? std::fabs(bias[j]) : 0.0;
+        if (p.accumulate) magnitude += std::fabs(y0[i * p.n + j]);
+        for (int64_t k = 0; k < p.k; ++k) {
+          magnitude += std::fabs(double{x[i * p.k + k]} * w.values[j * p.k + k]);
+        }
+        ASSERT_NEAR(blocked[i * p.n + j], exact[i * p.n + j],
+                    (p.k + 2) * kUnitRoundoff * magnitude + 1e-30)
+            << "m=" << p.m << " k=" << p.k << " at (" << i << ", " << j << ")";
+      }
+    }
+  }
+}
+
 TEST(PackedMatMulTest, EveryTileShape) {
   ThreadPool pool(1);  // one run of slices: the group sizes follow n directly
   for (int64_t k : {37, 1100}) {
