@@ -22,6 +22,7 @@
 #include "model/model.h"
 #include "ops/elementwise.h"
 #include "ops/machine_peak.h"
+#include "ops/packed_matrix.h"
 
 namespace mineru::apps {
 namespace {
@@ -81,17 +82,22 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
 
   std::printf("machine: %d threads, SIMD target %s\n", threads, CurrentSimdTargetName().c_str());
   const double peak = ops::MeasureFmaPeakGflops(pool);
-  // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the mapped
-  // weights themselves (the pages decode streams; this also warms them).
-  const double fresh_bandwidth = ops::MeasureReadBandwidthGBps(pool);
-  double weights_bandwidth = 0;
-  for (const auto& file : model.checkpoint().mapped_files()) {
-    weights_bandwidth = std::max(weights_bandwidth, ops::MeasureReadBandwidthGBps(pool, file, 3));
-  }
-  const double bandwidth = std::max(fresh_bandwidth, weights_bandwidth);
+  // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the packed
+  // head (272 MB of the weights decode streams). This VM's bandwidth drifts by tens of percent
+  // over minutes, so both are read again right after the decode figure and the decode fraction
+  // is taken against the largest of the four.
+  auto measure_bandwidth = [&](double& fresh, double& packed) {
+    fresh = ops::MeasureReadBandwidthGBps(pool);
+    const ops::PackedMatrix& head = model.packed_decoder()->lm_head;
+    packed = ops::MeasureReadBandwidthGBps(
+        pool, std::span(head.data(), static_cast<size_t>(head.bytes())), 5);
+  };
+  double fresh_bandwidth = 0, weights_bandwidth = 0;
+  measure_bandwidth(fresh_bandwidth, weights_bandwidth);
+  double bandwidth = std::max(fresh_bandwidth, weights_bandwidth);
   std::printf("  float32 FMA peak     %8.1f GFLOP/s (measured)\n", peak);
   std::printf(
-      "  DRAM read bandwidth  %8.1f GB/s (measured: fresh buffer %.1f, mapped weights %.1f)\n",
+      "  DRAM read bandwidth  %8.1f GB/s (measured: fresh buffer %.1f, packed weights %.1f)\n",
       bandwidth, fresh_bandwidth, weights_bandwidth);
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
   Json report{{"threads", threads},
@@ -198,18 +204,23 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
                        {"gflops", prefill_flops / best_prefill / 1e9},
                        {"fraction_of_peak", prefill_flops / best_prefill / 1e9 / peak}};
   if (args.decode_tokens > 0) {
+    double fresh_after = 0, weights_after = 0;
+    measure_bandwidth(fresh_after, weights_after);
+    bandwidth = std::max({bandwidth, fresh_after, weights_after});
     const double weight_bytes = DecodeWeightBytes(model);
     const double gbps = weight_bytes / best_decode / 1e9;
     std::printf(
         "decode (batch 1, context %d): %.1f ms/token, %.1f tokens/s, weights %.0f MB/token "
-        "-> %.1f GB/s = %.1f%% of read bandwidth\n",
+        "-> %.1f GB/s = %.1f%% of read bandwidth %.1f GB/s (after decode: fresh %.1f, packed "
+        "%.1f)\n",
         args.prefill, best_decode * 1e3, 1 / best_decode, weight_bytes / 1e6, gbps,
-        100 * gbps / bandwidth);
+        100 * gbps / bandwidth, bandwidth, fresh_after, weights_after);
     report["decode"] = {{"context", args.prefill},
                         {"seconds_per_token", best_decode},
                         {"tokens_per_second", 1 / best_decode},
                         {"weight_bytes_per_token", weight_bytes},
                         {"gbps", gbps},
+                        {"read_bandwidth_gbps", bandwidth},
                         {"fraction_of_bandwidth", gbps / bandwidth}};
   }
   if (!args.skip_engine) {
