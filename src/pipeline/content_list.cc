@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/content_list.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mineru::pipeline {
+namespace {
+
+// Guarded access to middle.json (section 3.2); see markdown.cc.
+const Json& EmptyArray() {
+  static const Json kEmpty = Json::array();
+  return kEmpty;
+}
+
+const Json& ArrayAt(const Json& object, const char* key) {
+  if (!object.is_object()) return EmptyArray();
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return EmptyArray();
+  return *it;
+}
+
+std::string StringAt(const Json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+// `n` finite numbers of the array at `key`, or nullopt.
+template <size_t n>
+std::optional<std::array<double, n>> NumbersAt(const Json& object, const char* key) {
+  const Json& array = ArrayAt(object, key);
+  if (array.size() != n) return std::nullopt;
+  std::array<double, n> out{};
+  for (size_t i = 0; i < n; ++i) {
+    if (!array[i].is_number()) return std::nullopt;
+    out[i] = array[i].get<double>();
+    if (!std::isfinite(out[i])) return std::nullopt;
+  }
+  return out;
+}
+
+// Section 3.4: int(v * 1000 / size), Python's int() truncating toward zero; nullopt for a result
+// outside int64 (never for real pages).
+std::optional<int64_t> Scale(double v, double size) {
+  double scaled = std::trunc(v * 1000.0 / size);
+  if (!std::isfinite(scaled) || std::fabs(scaled) > 9.0e18) return std::nullopt;
+  return static_cast<int64_t>(scaled);
+}
+
+// The block's bbox in 0–1000 page units, or null when the bbox or the page size is unusable
+// (MinerU would fail on a zero page size; such an item simply has no bbox here).
+Json ScaledBbox(const Json& block, const std::optional<std::array<double, 2>>& page_size) {
+  auto bbox = NumbersAt<4>(block, "bbox");
+  if (!bbox || !page_size || (*page_size)[0] <= 0 || (*page_size)[1] <= 0) return nullptr;
+  Json out = Json::array();
+  for (size_t i = 0; i < 4; ++i) {
+    auto v = Scale((*bbox)[i], (*page_size)[i % 2]);
+    if (!v) return nullptr;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// MinerU get_title_level: "level" (default 1), above 4 → 4, below 1 → 0.
+int TitleLevel(const Json& block) {
+  int64_t level = 1;
+  auto it = block.find("level");
+  if (it != block.end()) {
+    if (it->is_number_integer()) {
+      level = it->get<int64_t>();
+    } else if (it->is_number_float()) {
+      double d = it->get<double>();
+      level = d >= 5 ? 5 : (d < 1 ? 0 : static_cast<int64_t>(d));
+    }
+  }
+  if (level > 4) return 4;
+  if (level < 1) return 0;
+  return static_cast<int>(level);
+}
+
+std::string JoinImagePath(const std::string& dir, const std::string& path) {
+  return dir.empty() ? path : dir + "/" + path;
+}
+
+// Every span of `span_type` in the sub-blocks of `body_type`, in order.
+template <typename Fn>
+void ForEachBodySpan(const Json& block, std::string_view body_type, std::string_view span_type,
+                     Fn&& fn) {
+  for (const Json& sub : ArrayAt(block, "blocks")) {
+    if (StringAt(sub, "type") != body_type) continue;
+    for (const Json& line : ArrayAt(sub, "lines")) {
+      for (const Json& span : ArrayAt(line, "spans")) {
+        if (StringAt(span, "type") == span_type) fn(span);
+      }
+    }
+  }
+}
+
+// Texts of the sub-blocks of one type, in order (empty texts kept, as in MinerU).
+Json SubBlockTexts(const Json& block, std::string_view type, const MarkdownOptions& options) {
+  Json out = Json::array();
+  for (const Json& sub : ArrayAt(block, "blocks")) {
+    if (StringAt(sub, "type") == type) out.push_back(MergeParaText(sub, options));
+  }
+  return out;
+}
+
+bool IsPlainTextType(std::string_view type) {
+  return type == "text" || type == "ref_text" || type == "phonetic" || type == "header" ||
+         type == "footer" || type == "page_number" || type == "aside_text" ||
+         type == "page_footnote";
+}
+
+// One block's item per the table of section 3.4, without bbox and page_idx; null for a type the
+// table does not list.
+Json BlockItem(const Json& block, const MarkdownOptions& options) {
+  const std::string type = StringAt(block, "type");
+  Json item = Json::object();
+  if (IsPlainTextType(type)) {
+    item["type"] = type;
+    item["text"] = MergeParaText(block, options);
+  } else if (type == "list") {
+    item["type"] = "list";
+    item["sub_type"] = StringAt(block, "sub_type");
+    Json items = Json::array();
+    for (const Json& child : ArrayAt(block, "blocks")) {
+      if (!child.is_object()) continue;
+      std::string text = MergeParaText(child, options);
+      if (!text.empty()) items.push_back(std::move(text));  // empty items dropped
+    }
+    item["list_items"] = std::move(items);
+  } else if (type == "title") {
+    item["type"] = "text";
+    item["text"] = MergeParaText(block, options);
+    int level = TitleLevel(block);
+    if (level != 0) item["text_level"] = level;  // omitted when 0
+  } else if (type == "interline_equation") {
+    item["type"] = "equation";
+    item["text"] = MergeParaText(block, options);
+    item["text_format"] = "latex";
+  } else if (type == "image") {
+    std::string img_path;
+    ForEachBodySpan(block, "image_body", "image", [&](const Json& span) {
+      std::string path = StringAt(span, "image_path");
+      if (!path.empty()) img_path = JoinImagePath(options.image_dir, path);
+    });
+    item["type"] = "image";
+    item["img_path"] = img_path;
+    item["image_caption"] = SubBlockTexts(block, "image_caption", options);
+    item["image_footnote"] = SubBlockTexts(block, "image_footnote", options);
+  } else if (type == "table") {
+    std::string img_path;
+    std::string html;
+    ForEachBodySpan(block, "table_body", "table", [&](const Json& span) {
+      std::string span_html = StringAt(span, "html");
+      if (!span_html.empty()) html = std::move(span_html);
+      std::string path = StringAt(span, "image_path");
+      if (!path.empty()) img_path = JoinImagePath(options.image_dir, path);
+    });
+    item["type"] = "table";
+    item["img_path"] = img_path;
+    item["table_caption"] = SubBlockTexts(block, "table_caption", options);
+    item["table_footnote"] = SubBlockTexts(block, "table_footnote", options);
+    if (!html.empty()) item["table_body"] = html;  // omitted when empty
+  } else if (type == "code") {
+    const std::string sub_type = StringAt(block, "sub_type");
+    item["type"] = "code";
+    item["sub_type"] = sub_type;
+    item["code_caption"] = SubBlockTexts(block, "code_caption", options);
+    for (const Json& sub : ArrayAt(block, "blocks")) {
+      if (StringAt(sub, "type") == "code_body") item["code_body"] = MergeParaText(sub, options);
+    }
+    if (sub_type == "code") {
+      std::string lang = StringAt(block, "guess_lang");
+      item["guess_lang"] = lang.empty() ? "txt" : lang;
+    }
+  } else {
+    return nullptr;
+  }
+  return item;
+}
+
+}  // namespace
+
+Json MakeContentList(const Json& pdf_info, const MarkdownOptions& options) {
+  Json out = Json::array();
+  if (!pdf_info.is_array()) return out;
+  // content_list text always renders formulas as LaTeX (merge_para_with_text's default).
+  MarkdownOptions text_options = options;
+  text_options.formula_enabled = true;
+  for (size_t page_pos = 0; page_pos < pdf_info.size(); ++page_pos) {
+    const Json& page = pdf_info[page_pos];
+    if (!page.is_object()) continue;
+    // page_idx as stored; the page's position when it is missing or not an integer.
+    int64_t page_idx = static_cast<int64_t>(page_pos);
+    auto idx_it = page.find("page_idx");
+    if (idx_it != page.end() && idx_it->is_number_integer()) page_idx = idx_it->get<int64_t>();
+    const auto page_size = NumbersAt<2>(page, "page_size");
+    for (const char* key : {"para_blocks", "discarded_blocks"}) {
+      for (const Json& block : ArrayAt(page, key)) {
+        if (!block.is_object()) continue;
+        Json item = BlockItem(block, text_options);
+        if (item.is_null()) continue;
+        Json bbox = ScaledBbox(block, page_size);
+        if (!bbox.is_null()) item["bbox"] = std::move(bbox);
+        item["page_idx"] = page_idx;
+        out.push_back(std::move(item));
+      }
+    }
+  }
+  return out;
+}
+
+Json MakeModelJson(const std::vector<Json>& pages) {
+  Json out = Json::array();
+  for (const Json& page : pages) {
+    Json blocks = Json::array();
+    if (page.is_array()) {
+      for (const Json& block : page) {
+        if (!block.is_object()) continue;
+        auto type = block.find("type");
+        if (type == block.end() || !type->is_string()) continue;
+        if (!NumbersAt<4>(block, "bbox")) continue;
+        Json kept = Json::object();
+        kept["type"] = *type;
+        kept["bbox"] = *block.find("bbox");
+        auto angle = block.find("angle");
+        kept["angle"] = angle != block.end() && angle->is_number_integer() ? *angle : Json(nullptr);
+        auto content = block.find("content");
+        kept["content"] = content != block.end() && content->is_string() ? *content : Json(nullptr);
+        blocks.push_back(std::move(kept));
+      }
+    }
+    out.push_back(std::move(blocks));
+  }
+  return out;
+}
+
+}  // namespace mineru::pipeline

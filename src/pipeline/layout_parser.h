@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Step 1 of MinerU2.5's two-step extraction: the layout request's answer -> the page's regions
+// (spec/mineru.md section 2.2). The parser follows the robust grammar of later clients (0.2+),
+// which also reads every 2509 answer: one pass over the whole text (Python `re.finditer` with
+// DOTALL), regions separated by newlines, spaces or nothing:
+//
+//   <|box_start|>X1 Y1 X2 Y2<|box_end|><|ref_start|>LABEL<|ref_end|>[ROT]TAIL
+//
+// X/Y: ASCII decimal integers separated by whitespace; LABEL: word characters; ROT: an optional
+// rotate token right after <|ref_end|>; TAIL: anything up to the next <|box_start|> (ignored).
+// A <|box_start|> whose head does not match is skipped (with a warning) and scanning resumes at
+// the next <|box_start|>, exactly as the regex scan does.
+//
+// Per region, in this order (spec 2.2):
+//   1. Any coordinate < 0 or > 1000 -> drop; x1/x2 and y1/y2 swapped when reversed; zero width or
+//      height -> drop; then divided by 1000.
+//   2. Label lower-cased; `unknown` -> `image`; `inline_formula` -> drop (a Pro label); a label
+//      outside the 2509 type set (section 2.3) -> drop with a warning.
+//   3. Angle: <|rotate_up|> 0, <|rotate_right|> 90, <|rotate_down|> 180, <|rotate_left|> 270;
+//      no token -> nullopt with a warning, block kept.
+// Then over the page (later-client rule): text, equation and equation_block blocks with at
+// least 90% of their own area inside some table box are dropped.
+//
+// Deviations from Python's `re` (documented, no 2509/Pro output is affected): \d, \s and \w
+// are ASCII ([0-9], [ \t\n\v\f\r\x1c-\x1f], [A-Za-z0-9_]) except that bytes >= 0x80 count as
+// word characters so a non-ASCII label is reported as unknown instead of silently skipped.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/content_block.h"
+
+namespace mineru::pipeline {
+
+// Coverage of a text/equation/equation_block box by a table box at or above which the block is
+// dropped (numerator and denominator, compared exactly on the 0..1000 grid).
+inline constexpr int kTableCoverNumerator = 9;
+inline constexpr int kTableCoverDenominator = 10;
+
+// Parses one layout answer into blocks in the model's reading order. Never fails: anything
+// unreadable is skipped, with a line per skipped or doubtful region appended to `warnings`
+// (may be null). Returned blocks have no content.
+std::vector<ContentBlock> ParseLayout(std::string_view output, std::vector<std::string>* warnings);
+
+}  // namespace mineru::pipeline

@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/magic_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "text/utf8.h"
+
+namespace mineru::pipeline {
+namespace {
+
+using Box = std::array<int, 4>;
+
+// ---------------------------------------------------------------------------------------------
+// Python string helpers (str.strip, str.splitlines, str.count) on UTF-8 text.
+
+// The code point at s[i] and its byte length (an ill-formed byte reads as U+FFFD, length 1).
+char32_t CodePointAt(std::string_view s, size_t i, size_t* len) {
+  char32_t cp = 0;
+  *len = text::WellFormedLength(s, i, &cp);
+  if (*len > 0) return cp;
+  *len = 1;
+  return text::kReplacementCharacter;
+}
+
+// Python's str.isspace() for one code point.
+bool IsPySpace(char32_t c) {
+  return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
+         c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+// str.strip() with no argument.
+std::string_view PyStrip(std::string_view s) {
+  size_t begin = 0;
+  size_t len = 0;
+  while (begin < s.size() && IsPySpace(CodePointAt(s, begin, &len))) begin += len;
+  size_t end = s.size();
+  while (end > begin) {
+    size_t n = 0;  // length of a whitespace code point ending at `end`
+    for (size_t k = 1; k <= 3 && k <= end - begin && n == 0; ++k) {
+      if (IsPySpace(CodePointAt(s, end - k, &len)) && len == k) n = k;
+    }
+    if (n == 0) break;
+    end -= n;
+  }
+  return s.substr(begin, end - begin);
+}
+
+bool IsBlank(std::string_view s) { return PyStrip(s).empty(); }
+
+// str.splitlines(): \n, \r, \r\n, \v, \f, \x1c-\x1e, U+0085, U+2028, U+2029 end a line; a
+// trailing line break does not start an empty line.
+std::vector<std::string_view> PySplitLines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t len = 0;
+    const char32_t c = CodePointAt(s, i, &len);
+    const bool brk = (c >= 0x0a && c <= 0x0d) || (c >= 0x1c && c <= 0x1e) || c == 0x85 ||
+                     c == 0x2028 || c == 0x2029;
+    if (!brk) {
+      i += len;
+      continue;
+    }
+    lines.push_back(s.substr(start, i - start));
+    i += (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ? 2 : len;
+    start = i;
+  }
+  if (start < s.size()) lines.push_back(s.substr(start));
+  return lines;
+}
+
+// str.count(needle) for a non-empty needle (non-overlapping).
+size_t PyCount(std::string_view s, std::string_view needle) {
+  size_t n = 0;
+  for (size_t pos = s.find(needle); pos != std::string_view::npos;
+       pos = s.find(needle, pos + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+// The end of a non-DOTALL lazy group `(.{min,}?)` starting at `from` and followed by `close`:
+// the first k >= from + min_len with s[k..] starting with `close` and no '\n' in s[from, k).
+std::optional<size_t> LazyUntil(std::string_view s, size_t from, size_t min_len,
+                                std::string_view close) {
+  for (size_t k = from;; ++k) {
+    if (k >= from + min_len && s.substr(k, close.size()) == close) return k;
+    if (k >= s.size() || s[k] == '\n') return std::nullopt;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Content cleaning (vlm_magic_model.py: isolated_formula_clean, code_content_clean,
+// clean_content and the inline-equation split).
+
+// Leading \[ and trailing \] removed, then trimmed.
+std::string IsolatedFormulaClean(std::string_view latex) {
+  if (latex.substr(0, 2) == "\\[") latex.remove_prefix(2);
+  if (latex.size() >= 2 && latex.substr(latex.size() - 2) == "\\]") latex.remove_suffix(2);
+  return std::string(PyStrip(latex));
+}
+
+// A first line starting with ``` and a last line equal to ``` (after trimming) are removed;
+// the remaining lines are joined with '\n' and trimmed.
+std::string CodeContentClean(std::string_view content) {
+  const std::vector<std::string_view> lines = PySplitLines(content);
+  size_t start = 0;
+  size_t end = lines.size();
+  if (!lines.empty() && lines[0].substr(0, 3) == "```") start = 1;
+  if (!lines.empty() && end > start && PyStrip(lines[end - 1]) == "```") --end;
+  if (start >= end) return "";
+  std::string joined;
+  for (size_t i = start; i < end; ++i) {
+    if (i > start) joined += '\n';
+    joined += lines[i];
+  }
+  return std::string(PyStrip(joined));
+}
+
+// When \[ and \] occur equally often (and at all), every \[x\] on one line becomes [x]
+// (re.sub(r'\\\[(.*?)\\\]', r'[\1]')).
+std::string CleanContent(std::string_view content) {
+  const size_t opens = PyCount(content, "\\[");
+  if (opens == 0 || opens != PyCount(content, "\\]")) return std::string(content);
+  std::string out;
+  size_t i = 0;
+  while (i < content.size()) {
+    if (content.substr(i, 2) == "\\[") {
+      if (const std::optional<size_t> k = LazyUntil(content, i + 2, 0, "\\]")) {
+        out += '[';
+        out += content.substr(i + 2, *k - i - 2);
+        out += ']';
+        i = *k + 2;
+        continue;
+      }
+    }
+    out += content[i++];
+  }
+  return out;
+}
+
+Json BoxJson(const Box& b) { return Json::array({b[0], b[1], b[2], b[3]}); }
+
+Json TextSpan(const Box& bbox, std::string_view type, std::string_view content) {
+  return Json{{"bbox", BoxJson(bbox)}, {"type", type}, {"content", content}};
+}
+
+// The spans of text-like and code content. `split` is set when the \( \) counts are equal and
+// non-zero (MinerU's condition for switching code to algorithm, even if no formula matched).
+Json TextSpans(const Box& bbox, std::string_view raw, bool* split) {
+  const std::string content = raw.empty() ? std::string() : CleanContent(raw);
+  const size_t opens = PyCount(content, "\\(");
+  *split = opens > 0 && opens == PyCount(content, "\\)");
+  if (!*split) return Json::array({TextSpan(bbox, "text", content)});
+  // re.finditer(r'\\\((.+?)\\\)', content): formulas on one line, at least one character.
+  Json spans = Json::array();
+  const std::string_view s = content;
+  size_t last_end = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t start = s.find("\\(", i);
+    if (start == std::string_view::npos) break;
+    const std::optional<size_t> close = LazyUntil(s, start + 2, 1, "\\)");
+    if (!close) {
+      i = start + 1;
+      continue;
+    }
+    if (start > last_end && !IsBlank(s.substr(last_end, start - last_end))) {
+      spans.push_back(TextSpan(bbox, "text", s.substr(last_end, start - last_end)));
+    }
+    spans.push_back(
+        TextSpan(bbox, "inline_equation", PyStrip(s.substr(start + 2, *close - start - 2))));
+    last_end = *close + 2;
+    i = last_end;
+  }
+  if (last_end < s.size() && !IsBlank(s.substr(last_end))) {
+    spans.push_back(TextSpan(bbox, "text", s.substr(last_end)));
+  }
+  return spans;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MinerU blocks and their JSON.
+
+struct Block {
+  Box bbox = {0, 0, 0, 0};
+  std::string type;  // MinerU type: text, title, image_body, code_body, ...
+  std::optional<int> angle;
+  Json spans = Json::array();  // the spans of the block's single line
+  Json line_extra;             // code bodies: {"type": sub_type, "guess_lang": lang}; else null
+  int index = 0;
+};
+
+Json BlockJson(const Block& b) {
+  Json line = {{"bbox", BoxJson(b.bbox)}, {"spans", b.spans}};
+  if (!b.line_extra.is_null()) line["extra"] = b.line_extra;
+  return Json{{"bbox", BoxJson(b.bbox)},
+              {"type", b.type},
+              {"angle", b.angle ? Json(*b.angle) : Json(nullptr)},
+              {"lines", Json::array({std::move(line)})},
+              {"index", b.index}};
+}
+
+// The types whose content becomes text spans under their own name.
+bool IsTextLike(BlockType t) {
+  using enum BlockType;
+  static constexpr std::array kTextLike = {
+      kText,          kTitle,       kImageCaption, kImageFootnote, kTableCaption,
+      kTableFootnote, kCodeCaption, kRefText,      kPhonetic,      kHeader,
+      kFooter,        kPageNumber,  kAsideText,    kPageFootnote,  kList};
+  return std::find(kTextLike.begin(), kTextLike.end(), t) != kTextLike.end();
+}
+
+// Rule 1: int(v * size) as Python computes it; nullopt when not finite or beyond +-1e9 points
+// (keeps every later difference of coordinates inside int).
+std::optional<int> ToPoints(double v, int size) {
+  const double x = v * static_cast<double>(size);
+  if (!std::isfinite(x) || std::fabs(x) > 1e9) return std::nullopt;
+  return static_cast<int>(x);  // truncation toward zero, like int()
+}
+
+struct SpanContext {
+  const ImagePathFn& image_path;
+  std::string Path(std::string_view type, const Box& bbox) const {
+    return image_path ? image_path(type, bbox) : std::string();
+  }
+};
+
+// Rules 1-2 for one client block; nullopt for blocks MinerU drops (unknown, equation_block,
+// invalid boxes).
+std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, int height,
+                                  const SpanContext& ctx, std::vector<std::string>* warnings) {
+  std::array<std::optional<int>, 4> pts = {
+      ToPoints(cb.bbox[0], width), ToPoints(cb.bbox[1], height), ToPoints(cb.bbox[2], width),
+      ToPoints(cb.bbox[3], height)};
+  if (!pts[0] || !pts[1] || !pts[2] || !pts[3]) {
+    if (warnings != nullptr) {
+      warnings->push_back(fmt::format("middle.json: block {} has an invalid bbox; skipped", index));
+    }
+    return std::nullopt;
+  }
+  Block b;
+  b.bbox = {*pts[0], *pts[1], *pts[2], *pts[3]};
+  if (b.bbox[2] < b.bbox[0]) std::swap(b.bbox[0], b.bbox[2]);
+  if (b.bbox[3] < b.bbox[1]) std::swap(b.bbox[1], b.bbox[3]);
+  b.angle = cb.angle;
+  b.index = index;
+  // Python strings are Unicode: ill-formed UTF-8 from the model reads as U+FFFD, which also
+  // keeps every string of the page serialisable.
+  const std::string repaired = cb.content ? text::RepairUtf8(*cb.content) : std::string();
+  const std::string_view content = repaired;
+  bool split = false;
+  if (IsTextLike(cb.type)) {
+    b.type = BlockTypeName(cb.type);
+    b.spans = TextSpans(b.bbox, content, &split);
+  } else if (cb.type == BlockType::kImage) {
+    b.type = "image_body";
+    b.spans.push_back(Json{
+        {"bbox", BoxJson(b.bbox)}, {"type", "image"}, {"image_path", ctx.Path("image", b.bbox)}});
+  } else if (cb.type == BlockType::kTable) {
+    b.type = "table_body";
+    b.spans.push_back(Json{{"bbox", BoxJson(b.bbox)},
+                           {"type", "table"},
+                           {"html", content},
+                           {"image_path", ctx.Path("table", b.bbox)}});
+  } else if (cb.type == BlockType::kCode || cb.type == BlockType::kAlgorithm) {
+    b.type = "code_body";
+    const std::string code = CodeContentClean(content);
+    const std::string lang = GuessCodeLanguage(code);
+    b.spans = TextSpans(b.bbox, code, &split);
+    std::string sub_type(BlockTypeName(cb.type));
+    if (split && cb.type == BlockType::kCode) sub_type = "algorithm";
+    b.line_extra = Json{{"type", sub_type}, {"guess_lang", lang}};
+  } else if (cb.type == BlockType::kEquation) {
+    b.type = "interline_equation";
+    b.spans.push_back(Json{{"bbox", BoxJson(b.bbox)},
+                           {"type", "interline_equation"},
+                           {"content", IsolatedFormulaClean(content)},
+                           {"image_path", ctx.Path("interline_equation", b.bbox)}});
+  } else {
+    return std::nullopt;  // unknown, equation_block: no MinerU group takes them
+  }
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry (mineru/utils/boxbase.py).
+
+int64_t Area(const Box& b) {
+  return static_cast<int64_t>(b[2] - b[0]) * static_cast<int64_t>(b[3] - b[1]);
+}
+
+// calculate_overlap_area_in_bbox1_area_ratio.
+double OverlapRatioOfFirst(const Box& a, const Box& b) {
+  const int x1 = std::max(a[0], b[0]);
+  const int y1 = std::max(a[1], b[1]);
+  const int x2 = std::min(a[2], b[2]);
+  const int y2 = std::min(a[3], b[3]);
+  if (x2 < x1 || y2 < y1) return 0.0;
+  const int64_t area = Area(a);
+  if (area == 0) return 0.0;
+  return static_cast<double>(static_cast<int64_t>(x2 - x1) * (y2 - y1)) / static_cast<double>(area);
+}
+
+// is_in: a lies entirely inside b (edges may touch).
+bool IsIn(const Box& a, const Box& b) {
+  return a[0] >= b[0] && a[1] >= b[1] && a[2] <= b[2] && a[3] <= b[3];
+}
+
+// bbox_distance: 0 when the boxes overlap, else the gap along one axis or between corners.
+double EdgeDistance(const Box& a, const Box& b) {
+  const auto dist = [](double x1, double y1, double x2, double y2) {
+    return std::sqrt((x1 - x2) * (x1 - x2) + (y1 - y2) * (y1 - y2));
+  };
+  const bool left = b[2] < a[0];
+  const bool right = a[2] < b[0];
+  const bool bottom = b[3] < a[1];
+  const bool top = a[3] < b[1];
+  if (top && left) return dist(a[0], a[3], b[2], b[1]);
+  if (left && bottom) return dist(a[0], a[1], b[2], b[3]);
+  if (bottom && right) return dist(a[2], a[1], b[0], b[3]);
+  if (right && top) return dist(a[2], a[3], b[0], b[1]);
+  if (left) return a[0] - b[2];
+  if (right) return b[0] - a[2];
+  if (bottom) return a[1] - b[3];
+  if (top) return b[1] - a[3];
+  return 0.0;
+}
+
+double CenterDistance(const Box& a, const Box& b) {
+  const double dx = (a[0] + a[2]) / 2.0 - (b[0] + b[2]) / 2.0;
+  const double dy = (a[1] + a[3]) / 2.0 - (b[1] + b[3]) / 2.0;
+  return std::sqrt(dx * dx + dy * dy);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists (fix_list_blocks).
+
+struct ListGroup {
+  Block list;
+  std::vector<Block> children;
+};
+
+constexpr double kListMemberRatio = 0.8;
+
+std::vector<ListGroup> FixLists(const std::vector<Block>& lists, std::vector<Block>* texts,
+                                std::vector<Block>* ref_texts) {
+  std::vector<ListGroup> groups;
+  for (const Block& l : lists) groups.push_back({l, {}});
+  std::set<int> moved;
+  // Candidates: every text block, then every ref_text block (the child order MinerU keeps).
+  for (const std::vector<Block>* source : {texts, ref_texts}) {
+    for (const Block& b : *source) {
+      for (ListGroup& g : groups) {
+        if (OverlapRatioOfFirst(b.bbox, g.list.bbox) >= kListMemberRatio) {
+          g.children.push_back(b);
+          moved.insert(b.index);
+          break;
+        }
+      }
+    }
+  }
+  for (std::vector<Block>* source : {texts, ref_texts}) {
+    std::erase_if(*source, [&](const Block& b) { return moved.count(b.index) > 0; });
+  }
+  std::erase_if(groups, [](const ListGroup& g) { return g.children.empty(); });
+  return groups;
+}
+
+// The most frequent child type; the first type seen wins a tie (Python's max over an
+// insertion-ordered dict).
+std::string ListSubType(const std::vector<Block>& children) {
+  std::vector<std::string> order;  // types in first-seen order
+  std::map<std::string, int> counts;
+  for (const Block& c : children) {
+    if (counts[c.type]++ == 0) order.push_back(c.type);
+  }
+  std::string best = order.empty() ? "unknown" : order[0];
+  for (const std::string& t : order) {
+    if (counts[t] > counts[best]) best = t;
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two-layer blocks (tie_up_category_by_index, get_type_blocks, fix_two_layer_blocks).
+
+// reduct_overlap: drops every box lying inside another box of the list (two equal boxes drop
+// each other).
+std::vector<Block> ReduceOverlap(std::vector<Block> boxes) {
+  std::vector<bool> keep(boxes.size(), true);
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    for (size_t j = 0; j < boxes.size(); ++j) {
+      if (i != j && IsIn(boxes[i].bbox, boxes[j].bbox)) keep[i] = false;
+    }
+  }
+  std::vector<Block> out;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    if (keep[i]) out.push_back(std::move(boxes[i]));
+  }
+  return out;
+}
+
+std::vector<Block> OfType(const std::vector<Block>& blocks, std::string_view type) {
+  std::vector<Block> out;
+  for (const Block& b : blocks) {
+    if (b.type == type) out.push_back(b);
+  }
+  return out;
+}
+
+struct Tie {
+  Block subject;
+  std::vector<Block> objects;
+};
+
+constexpr double kEdgeTieTolerance = 2.0;
+
+// Each object goes to the subject with the smallest effective index difference: |Δindex| minus
+// the number of other objects strictly between them. Between two tied subjects: the nearer edge
+// when the edge distances differ by more than 2 points; else table captions take the later
+// subject, footnotes the earlier one, anything else the nearer centre. More than two tied
+// subjects (Python raises) -> the smallest edge distance, with a warning.
+std::vector<Tie> TieUpByIndex(const std::vector<Block>& blocks, std::string_view subject_type,
+                              std::string_view object_type, std::vector<std::string>* warnings) {
+  std::vector<Tie> ties;
+  for (Block& s : ReduceOverlap(OfType(blocks, subject_type))) ties.push_back({std::move(s), {}});
+  const std::vector<Block> objects = ReduceOverlap(OfType(blocks, object_type));
+  std::set<int> object_indices;
+  for (const Block& o : objects) object_indices.insert(o.index);
+  const auto effective_diff = [&](int a, int b) {
+    const int lo = std::min(a, b);
+    const int hi = std::max(a, b);
+    if (lo == hi) return 0;
+    const auto first = object_indices.upper_bound(lo);
+    const auto last = object_indices.lower_bound(hi);
+    return hi - lo - static_cast<int>(std::distance(first, last));
+  };
+  for (const Block& obj : objects) {
+    if (ties.empty()) continue;
+    int best_diff = std::numeric_limits<int>::max();
+    std::vector<size_t> best;
+    for (size_t i = 0; i < ties.size(); ++i) {
+      const int diff = effective_diff(obj.index, ties[i].subject.index);
+      if (diff < best_diff) {
+        best_diff = diff;
+        best = {i};
+      } else if (diff == best_diff) {
+        best.push_back(i);
+      }
+    }
+    const auto edge = [&](size_t i) { return EdgeDistance(obj.bbox, ties[i].subject.bbox); };
+    const auto nearest_edge = [&]() {
+      return *std::min_element(best.begin(), best.end(),
+                               [&](size_t a, size_t b) { return edge(a) < edge(b); });
+    };
+    size_t chosen = best[0];
+    if (best.size() == 2) {
+      const auto by_index = [&](size_t a, size_t b) {
+        return ties[a].subject.index < ties[b].subject.index;
+      };
+      if (std::fabs(edge(best[0]) - edge(best[1])) > kEdgeTieTolerance) {
+        chosen = nearest_edge();
+      } else if (object_type == "table_caption") {
+        chosen = *std::max_element(best.begin(), best.end(), by_index);
+      } else if (object_type.ends_with("footnote")) {
+        chosen = *std::min_element(best.begin(), best.end(), by_index);
+      } else {
+        const auto center = [&](size_t i) {
+          return CenterDistance(obj.bbox, ties[i].subject.bbox);
+        };
+        chosen = *std::min_element(best.begin(), best.end(),
+                                   [&](size_t a, size_t b) { return center(a) < center(b); });
+      }
+    } else if (best.size() > 2) {
+      chosen = nearest_edge();
+      if (warnings != nullptr) {
+        warnings->push_back(
+            fmt::format("middle.json: {} block {} ties with {} bodies; given to the nearest",
+                        object_type, obj.index, best.size()));
+      }
+    }
+    ties[chosen].objects.push_back(obj);
+  }
+  return ties;
+}
+
+struct TwoLayer {
+  Block body;
+  std::vector<Block> captions;
+  std::vector<Block> footnotes;
+};
+
+struct Group {
+  std::string type;  // image, table, code
+  Block body;
+  std::vector<Block> members;  // body, captions, footnotes sorted by index
+  Json sub_type;               // code only
+  Json guess_lang;             // code with sub_type "code" only
+};
+
+// Image and table only. Footnotes with an index below their body's move to the nearest other
+// body at or before them (else become text). Captions, taken from the highest index down, must
+// be consecutive, a gap holding only the body index being allowed; the highest one is always kept
+// (even after the body). Footnotes, from the lowest index up, must be consecutive. Captions and
+// footnotes after the first break become text.
+void EnforcePlacement(std::vector<TwoLayer>* records, std::vector<Block>* leftovers) {
+  std::vector<std::pair<Block, size_t>> misplaced;
+  for (size_t r = 0; r < records->size(); ++r) {
+    TwoLayer& rec = (*records)[r];
+    std::vector<Block> valid;
+    for (Block& f : rec.footnotes) {
+      if (f.index >= rec.body.index) {
+        valid.push_back(std::move(f));
+      } else {
+        misplaced.emplace_back(std::move(f), r);
+      }
+    }
+    rec.footnotes = std::move(valid);
+  }
+  for (auto& [footnote, original] : misplaced) {
+    std::optional<size_t> best;
+    int best_distance = std::numeric_limits<int>::max();
+    for (size_t r = 0; r < records->size(); ++r) {
+      const int body_index = (*records)[r].body.index;
+      if (body_index <= footnote.index && r != original &&
+          footnote.index - body_index < best_distance) {
+        best_distance = footnote.index - body_index;
+        best = r;
+      }
+    }
+    if (best) {
+      (*records)[*best].footnotes.push_back(std::move(footnote));
+    } else {
+      leftovers->push_back(std::move(footnote));
+    }
+  }
+  const auto by_index = [](const Block& a, const Block& b) { return a.index < b.index; };
+  for (TwoLayer& rec : *records) {
+    std::vector<Block>& caps = rec.captions;
+    if (!caps.empty()) {
+      std::stable_sort(caps.begin(), caps.end(),
+                       [&](const Block& a, const Block& b) { return by_index(b, a); });
+      size_t keep = 1;
+      for (; keep < caps.size(); ++keep) {
+        const int prev = caps[keep - 1].index;
+        const int curr = caps[keep].index;
+        const bool body_gap = prev - curr == 2 && curr + 1 == rec.body.index;
+        if (curr != prev - 1 && !body_gap) break;
+      }
+      for (size_t i = keep; i < caps.size(); ++i) leftovers->push_back(std::move(caps[i]));
+      caps.resize(keep);
+      std::reverse(caps.begin(), caps.end());
+    }
+    std::vector<Block>& notes = rec.footnotes;
+    if (!notes.empty()) {
+      std::stable_sort(notes.begin(), notes.end(), by_index);
+      size_t keep = 1;
+      while (keep < notes.size() && notes[keep].index == notes[keep - 1].index + 1) ++keep;
+      for (size_t i = keep; i < notes.size(); ++i) leftovers->push_back(std::move(notes[i]));
+      notes.resize(keep);
+    }
+  }
+}
+
+// fix_two_layer_blocks for one family; blocks that end up in no group are appended to
+// `leftovers` (they become text).
+std::vector<Group> FixTwoLayer(const std::vector<Block>& blocks, const std::string& family,
+                               std::vector<Block>* leftovers, std::vector<std::string>* warnings) {
+  std::vector<Tie> with_captions =
+      TieUpByIndex(blocks, family + "_body", family + "_caption", warnings);
+  std::vector<Tie> with_footnotes =
+      TieUpByIndex(blocks, family + "_body", family + "_footnote", warnings);
+  std::vector<TwoLayer> records;
+  for (size_t i = 0; i < with_captions.size(); ++i) {
+    records.push_back({std::move(with_captions[i].subject), std::move(with_captions[i].objects),
+                       std::move(with_footnotes[i].objects)});
+  }
+  std::vector<Block> not_included;
+  if (family == "table" || family == "image") EnforcePlacement(&records, &not_included);
+
+  std::set<int> placed;
+  std::vector<Group> groups;
+  for (TwoLayer& rec : records) {
+    Group g;
+    g.type = family;
+    rec.body.type = family + "_body";
+    placed.insert(rec.body.index);
+    g.members.push_back(rec.body);
+    for (Block& c : rec.captions) {
+      c.type = family + "_caption";
+      placed.insert(c.index);
+      g.members.push_back(std::move(c));
+    }
+    for (Block& f : rec.footnotes) {
+      f.type = family + "_footnote";
+      placed.insert(f.index);
+      g.members.push_back(std::move(f));
+    }
+    std::stable_sort(g.members.begin(), g.members.end(),
+                     [](const Block& a, const Block& b) { return a.index < b.index; });
+    g.body = std::move(rec.body);
+    groups.push_back(std::move(g));
+  }
+  std::set<int> listed;
+  for (const Block& b : not_included) listed.insert(b.index);
+  for (const Block& b : blocks) {
+    if (placed.count(b.index) == 0 && listed.count(b.index) == 0) {
+      not_included.push_back(b);
+      listed.insert(b.index);
+    }
+  }
+  for (Block& b : not_included) leftovers->push_back(std::move(b));
+  return groups;
+}
+
+// Code groups take sub_type (and, for code, guess_lang) from the body's line extra, which is
+// then removed.
+void FinishCodeGroup(Group* g) {
+  for (Block& m : g->members) {
+    if (m.type != "code_body" || !m.line_extra.is_object()) continue;
+    g->sub_type = m.line_extra["type"];
+    if (g->sub_type == "code") g->guess_lang = m.line_extra["guess_lang"];
+    m.line_extra = Json();
+  }
+}
+
+Json GroupJson(const Group& g) {
+  Json members = Json::array();
+  for (const Block& m : g.members) members.push_back(BlockJson(m));
+  Json j = {{"type", g.type},
+            {"bbox", BoxJson(g.body.bbox)},
+            {"blocks", std::move(members)},
+            {"index", g.body.index}};
+  if (!g.sub_type.is_null()) j["sub_type"] = g.sub_type;
+  if (!g.guess_lang.is_null()) j["guess_lang"] = g.guess_lang;
+  return j;
+}
+
+Json ListJson(const ListGroup& l) {
+  Json children = Json::array();
+  for (const Block& c : l.children) children.push_back(BlockJson(c));
+  return Json{{"bbox", BoxJson(l.list.bbox)},
+              {"type", "list"},
+              {"angle", l.list.angle ? Json(*l.list.angle) : Json(nullptr)},
+              {"index", l.list.index},
+              {"blocks", std::move(children)},
+              {"sub_type", ListSubType(l.children)}};
+}
+
+}  // namespace
+
+Json MiddlePage(const std::vector<ContentBlock>& blocks, int page_idx, int width_pt, int height_pt,
+                const ImagePathFn& image_path, std::vector<std::string>* warnings) {
+  const SpanContext ctx{image_path};
+  std::vector<Block> images, tables, codes, equations, texts, titles, ref_texts, phonetics,
+      discarded, lists;
+  // Rule 3: the MinerU groups by type; other types are dropped.
+  const std::vector<std::pair<std::vector<Block>*, std::vector<std::string_view>>> routes = {
+      {&images, {"image_body", "image_caption", "image_footnote"}},
+      {&tables, {"table_body", "table_caption", "table_footnote"}},
+      {&codes, {"code_body", "code_caption"}},
+      {&equations, {"interline_equation"}},
+      {&texts, {"text"}},
+      {&titles, {"title"}},
+      {&ref_texts, {"ref_text"}},
+      {&phonetics, {"phonetic"}},
+      {&discarded, {"header", "footer", "page_number", "aside_text", "page_footnote"}},
+      {&lists, {"list"}}};
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    std::optional<Block> b =
+        ConvertBlock(blocks[i], static_cast<int>(i), width_pt, height_pt, ctx, warnings);
+    if (!b) continue;
+    for (const auto& [group, types] : routes) {
+      if (std::find(types.begin(), types.end(), b->type) != types.end()) {
+        group->push_back(std::move(*b));
+        break;
+      }
+    }
+  }
+
+  const std::vector<ListGroup> list_groups = FixLists(lists, &texts, &ref_texts);
+  std::vector<Block> leftovers;
+  const std::vector<Group> image_groups = FixTwoLayer(images, "image", &leftovers, warnings);
+  const std::vector<Group> table_groups = FixTwoLayer(tables, "table", &leftovers, warnings);
+  std::vector<Group> code_groups = FixTwoLayer(codes, "code", &leftovers, warnings);
+  for (Group& g : code_groups) FinishCodeGroup(&g);
+  for (Block& b : leftovers) {
+    b.type = "text";
+    texts.push_back(std::move(b));
+  }
+
+  // para_blocks: concatenated in MinerU's order, then stably sorted by index.
+  std::vector<std::pair<int, Json>> para;
+  for (const auto* groups : {&image_groups, &table_groups}) {
+    for (const Group& g : *groups) para.emplace_back(g.body.index, GroupJson(g));
+  }
+  for (const Group& g : code_groups) para.emplace_back(g.body.index, GroupJson(g));
+  for (const auto* simple : {&ref_texts, &phonetics, &titles, &texts, &equations}) {
+    for (const Block& b : *simple) para.emplace_back(b.index, BlockJson(b));
+  }
+  for (const ListGroup& l : list_groups) para.emplace_back(l.list.index, ListJson(l));
+  std::stable_sort(para.begin(), para.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  Json para_blocks = Json::array();
+  for (auto& [index, block] : para) para_blocks.push_back(std::move(block));
+  Json discarded_blocks = Json::array();
+  for (const Block& b : discarded) discarded_blocks.push_back(BlockJson(b));
+  return Json{{"para_blocks", std::move(para_blocks)},
+              {"discarded_blocks", std::move(discarded_blocks)},
+              {"page_size", Json::array({width_pt, height_pt})},
+              {"page_idx", page_idx}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code language guess (deviation: MinerU asks magika, a learned classifier we do not ship).
+
+namespace {
+
+// Per language: its label (a leading '*' = match case-insensitively), then signatures
+// "<weight digit><where><text>" with where '~' = anywhere, '^' = at the start of a line (after
+// indentation), '=' = a whole line. Each signature counts once, however often it occurs; earlier
+// languages win ties.
+const std::vector<std::vector<std::string_view>>& Languages() {
+  static const auto* const kLanguages = new std::vector<std::vector<std::string_view>>{
+      {"*html", "5~<!doctype html", "4~<html", "3~<body", "3~<head", "3~</div>", "2~<div", "2~</p>",
+       "2~</span>", "2~</a>"},
+      {"latex", "5~\\documentclass", "4~\\usepackage", "3~\\begin{", "2~\\end{", "3~\\section{",
+       "2~\\item "},
+      {"php", "6~<?php", "4~$this->", "2~echo $", "1~?>"},
+      {"python", "3^def ", "3^elif ", "3^except", "2^import ", "1^from ", "1~ import ", "2~self.",
+       "3~__init__", "1~print(", "1~None"},
+      {"java", "4~public class ", "5~public static void main", "5~System.out.print",
+       "5~import java.", "3~@Override", "3~String[]", "1~private "},
+      {"cpp", "2^#include", "5~#include <iostream>", "4~std::", "4~cout <<", "3~template <",
+       "3~template<", "3~nullptr", "2~namespace ", "2~public:", "2~private:"},
+      {"c", "2^#include", "5~#include <stdio.h>", "3~printf(", "3~malloc(", "3~scanf(",
+       "2~int main(", "2^#define ", "1~struct "},
+      {"javascript", "4~console.log(", "4~module.exports", "3~require(", "3~document.",
+       "3~===", "2~=>", "1~function ", "1~const ", "1~let ", "1~var "},
+      {"go", "4^package ", "3^func ", "4~fmt.", "3~import (", "2~:="},
+      {"rust", "3^fn ", "3~pub fn ", "4~let mut ", "5~println!", "4~use std::", "2^impl ",
+       "2~&mut "},
+      {"ruby", "3^puts ", "5~.each do |", "5~attr_accessor", "2~require '", "1=end"},
+      {"shell", "6~#!/bin/bash", "6~#!/bin/sh", "6~#!/usr/bin/env bash", "3^$ ", "4^sudo ",
+       "4~apt-get ", "4~pip install", "3^export ", "2^echo ", "2^cd ", "2=fi", "2=done",
+       "3~| grep"},
+      {"*sql", "2~select ", "1~ from ", "4~insert into ", "4~create table ", "4~delete from ",
+       "1~update ", "1~ set ", "1~ where ", "2~group by", "1~order by"},
+  };
+  return *kLanguages;
+}
+
+// Minimum score for a guess; below it the text is "txt".
+constexpr int kMinLanguageScore = 3;
+
+std::string LowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view TrimIndent(std::string_view line) {
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+    line.remove_suffix(1);
+  }
+  return line;
+}
+
+// The weight of `sig` when `text` (split into indent-trimmed `lines`) shows it, else 0.
+int SignatureScore(std::string_view text, const std::vector<std::string_view>& lines,
+                   std::string_view sig) {
+  const int weight = sig[0] - '0';
+  const char where = sig[1];
+  const std::string_view needle = sig.substr(2);
+  bool found = false;
+  if (where == '~') {
+    found = text.find(needle) != std::string_view::npos;
+  } else {
+    found = std::any_of(lines.begin(), lines.end(), [&](std::string_view l) {
+      return where == '^' ? l.starts_with(needle) : l == needle;
+    });
+  }
+  return found ? weight : 0;
+}
+
+std::vector<std::string_view> IndentTrimmedLines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    lines.push_back(TrimIndent(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// JSON: an object or array whose body has "key": pairs.
+bool LooksLikeJson(std::string_view trimmed) {
+  if (trimmed.size() < 2) return false;
+  const char first = trimmed.front();
+  const char last = trimmed.back();
+  return ((first == '{' && last == '}') || (first == '[' && last == ']')) &&
+         trimmed.find("\":") != std::string_view::npos;
+}
+
+// Python block headers: a line opening with a keyword and ending with ':'.
+bool HasPythonHeader(const std::vector<std::string_view>& lines) {
+  static constexpr std::array<std::string_view, 9> kHeads = {
+      "if ", "for ", "while ", "def ", "class ", "else:", "try:", "with ", "elif "};
+  return std::any_of(lines.begin(), lines.end(), [](std::string_view l) {
+    if (!l.ends_with(':')) return false;
+    return std::any_of(kHeads.begin(), kHeads.end(),
+                       [&](std::string_view h) { return l.starts_with(h); });
+  });
+}
+
+}  // namespace
+
+std::string GuessCodeLanguage(std::string_view code) {
+  const std::string_view trimmed = PyStrip(code);
+  if (trimmed.empty()) return "txt";
+  if (LooksLikeJson(trimmed)) return "json";
+  const std::string lower = LowerAscii(trimmed);
+  const std::vector<std::string_view> lines = IndentTrimmedLines(trimmed);
+  const std::vector<std::string_view> lower_lines = IndentTrimmedLines(lower);
+  std::string_view best = "txt";
+  int best_score = kMinLanguageScore - 1;
+  for (const std::vector<std::string_view>& lang : Languages()) {
+    const bool ignore_case = lang[0].starts_with('*');
+    const std::string_view label = lang[0].substr(ignore_case ? 1 : 0);
+    int score = 0;
+    for (size_t i = 1; i < lang.size(); ++i) {
+      score += ignore_case ? SignatureScore(lower, lower_lines, lang[i])
+                           : SignatureScore(trimmed, lines, lang[i]);
+    }
+    if (label == "python" && HasPythonHeader(lines)) score += 2;
+    if (score > best_score) {
+      best_score = score;
+      best = label;
+    }
+  }
+  return std::string(best);
+}
+
+}  // namespace mineru::pipeline
