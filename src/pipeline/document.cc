@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/document.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "base/json.h"
+#include "base/mapped_file.h"
+#include "base/md5.h"
+#include "base/sha256.h"
+#include "image/encode.h"
+#include "image/pdf/pdf_document.h"
+#include "image/resize.h"
+#include "image/transform.h"
+#include "pipeline/content_list.h"
+#include "pipeline/magic_model.h"
+#include "pipeline/markdown.h"
+#include "pipeline/table_merge.h"
+
+namespace mineru::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One page ready for extraction: the full-resolution image and its size in PDF points.
+struct PageJob {
+  int page_idx = 0;
+  image::RgbImage image;
+  double width_pt = 0, height_pt = 0;
+  double scale = 0;  // pixels per point
+};
+
+// What a page leaves behind once its image is gone.
+struct PageOutput {
+  Json middle;  // PageInfo (3.2)
+  Json model;   // the client's blocks (3.5)
+  std::optional<std::string> error;
+  std::vector<std::string> warnings;
+  int64_t failed_blocks = 0, requests = 0, generated_tokens = 0;
+};
+
+// A queue of at most `capacity` jobs: Push blocks while full, Pop while empty; Close ends it.
+class JobQueue {
+ public:
+  explicit JobQueue(size_t capacity) : capacity_(capacity) {}
+  void Push(PageJob job) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return jobs_.size() < capacity_; });
+    jobs_.push_back(std::move(job));
+    changed_.notify_all();
+  }
+  std::optional<PageJob> Pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !jobs_.empty() || closed_; });
+    if (jobs_.empty()) return std::nullopt;
+    PageJob job = std::move(jobs_.front());
+    jobs_.pop_front();
+    changed_.notify_all();
+    return job;
+  }
+  void Close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<PageJob> jobs_;
+  bool closed_ = false;
+};
+
+Json EmptyPage(int page_idx, int width_pt, int height_pt) {
+  return Json{{"para_blocks", Json::array()},
+              {"discarded_blocks", Json::array()},
+              {"page_size", {width_pt, height_pt}},
+              {"page_idx", page_idx}};
+}
+
+Json ModelBlocks(const std::vector<ContentBlock>& blocks) {
+  Json page = Json::array();
+  for (const ContentBlock& b : blocks) {
+    page.push_back({{"type", BlockTypeName(b.type)},
+                    {"bbox", {b.bbox[0], b.bbox[1], b.bbox[2], b.bbox[3]}},
+                    {"angle", b.angle ? Json(*b.angle) : Json(nullptr)},
+                    {"content", b.content ? Json(*b.content) : Json(nullptr)}});
+  }
+  return page;
+}
+
+// Extracts one page and writes its crops: the image of every image, table and equation span,
+// cut from the rendered page at bbox * scale and named as MinerU names it (3.6).
+PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& images_dir,
+                   const DocumentOptions& options) {
+  PageOutput out;
+  const int width_pt = static_cast<int>(job.width_pt), height_pt = static_cast<int>(job.height_pt);
+  auto extraction = ExtractPage(generator, job.image, options.extract);
+  if (!extraction) {
+    out.error = extraction.error().ToString();
+    out.middle = EmptyPage(job.page_idx, width_pt, height_pt);
+    out.model = Json::array();
+    return out;
+  }
+  out.requests = extraction->requests;
+  out.failed_blocks = extraction->failed_blocks;
+  out.generated_tokens = extraction->generated_tokens;
+  out.warnings = std::move(extraction->warnings);
+  const std::string page_md5 = Md5Hex(job.image.pixels);
+  ImagePathFn save = [&](std::string_view span_type, const std::array<int, 4>& bbox) {
+    const auto x0 = static_cast<int64_t>(bbox[0] * job.scale);
+    const auto y0 = static_cast<int64_t>(bbox[1] * job.scale);
+    const auto x1 = static_cast<int64_t>(bbox[2] * job.scale);
+    const auto y1 = static_cast<int64_t>(bbox[3] * job.scale);
+    if (x1 <= x0 || y1 <= y0) return std::string();
+    const std::string key = fmt::format("{}/{}_{}_{}_{}_{}_{}", span_type, page_md5, job.page_idx,
+                                        bbox[0], bbox[1], bbox[2], bbox[3]);
+    const std::string name = HexString(Sha256Of(key)) + ".jpg";
+    auto crop = image::Crop(job.image, x0, y0, x1, y1);
+    if (!crop) {
+      out.warnings.push_back(fmt::format("{} crop: {}", span_type, crop.error().ToString()));
+      return std::string();
+    }
+    auto jpeg = image::EncodeJpeg(*crop);
+    if (!jpeg) {
+      out.warnings.push_back(fmt::format("{} crop: {}", span_type, jpeg.error().ToString()));
+      return std::string();
+    }
+    if (Status written = WriteFileAtomically((images_dir / name).string(), *jpeg); !written) {
+      out.warnings.push_back(fmt::format("{} crop: {}", span_type, written.error().ToString()));
+      return std::string();
+    }
+    return name;
+  };
+  out.middle =
+      MiddlePage(extraction->blocks, job.page_idx, width_pt, height_pt, save, &out.warnings);
+  out.model = ModelBlocks(extraction->blocks);
+  return out;
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  return WriteFileAtomically(path.string(),
+                             std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+// MinerU writes its JSON with indent 4 and ensure_ascii=False. Text from the model is valid
+// UTF-8 (the tokenizer's decoding replaces broken sequences), but a bad byte must never abort a
+// document: any is written as U+FFFD.
+std::string Dump(const Json& json) {
+  return json.dump(4, ' ', false, Json::error_handler_t::replace);
+}
+
+bool IsPdf(const std::string& path) {
+  // PDF readers accept the header anywhere in the first 1024 bytes.
+  std::ifstream file(path, std::ios::binary);
+  std::string head(1024, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(file.gcount()));
+  return head.find("%PDF-") != std::string::npos;
+}
+
+}  // namespace
+
+Result<DocumentResult> ParseDocument(Generator& generator, const std::string& input_path,
+                                     const std::string& output_root, const DocumentOptions& options,
+                                     const ProgressFn& progress, ThreadPool* pool) {
+  std::error_code ec;
+  if (!fs::is_regular_file(input_path, ec)) {
+    return Fail(ErrorCode::kNotFound, "{}: not a readable file", input_path);
+  }
+  if (options.pages_in_flight < 1) {
+    return Fail(ErrorCode::kInvalidArgument, "pages_in_flight must be at least 1, not {}",
+                options.pages_in_flight);
+  }
+  const std::string stem = fs::path(input_path).stem().string();
+  const fs::path out_dir = fs::path(output_root) / stem / "vlm";
+  const fs::path images_dir = out_dir / "images";
+  fs::create_directories(images_dir, ec);
+  if (ec) return Fail(ErrorCode::kIo, "{}: cannot create: {}", images_dir.string(), ec.message());
+
+  // The page source: a PDF through the render helper, or an image as MinerU sees it (wrapped in
+  // a one-page PDF of its pixel size in points and rendered at 200 DPI: here resized with
+  // bicubic to the size that render would have, since no PDF round trip is needed).
+  std::unique_ptr<pdf::PdfDocument> pdf;
+  std::optional<image::RgbImage> single;
+  int page_count = 1;
+  const bool is_pdf = IsPdf(input_path);
+  if (is_pdf) {
+    MINERU_ASSIGN_OR_RETURN(pdf, pdf::PdfDocument::Open(input_path, options.render));
+    page_count = pdf->info().page_count();
+  } else {
+    MINERU_ASSIGN_OR_RETURN(image::DecodedImage decoded,
+                            image::DecodeImageFile(input_path, options.image_decode));
+    single = std::move(decoded.image);
+  }
+  const int first = std::max(0, options.start_page.value_or(0));
+  const int last = std::min(page_count - 1, options.end_page.value_or(page_count - 1));
+  if (first > last) {
+    return Fail(ErrorCode::kInvalidArgument, "{}: page range {}..{} is empty ({} pages)",
+                input_path, first, last, page_count);
+  }
+  if (is_pdf) {
+    auto bytes = ReadFileToString(input_path, options.render.limits.max_document_bytes);
+    if (bytes) {
+      MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_origin.pdf"), *bytes));
+    }
+  }
+
+  DocumentResult result;
+  result.output_dir = out_dir.string();
+  result.pages = last - first + 1;
+  std::vector<PageOutput> pages(static_cast<size_t>(result.pages));
+  std::mutex progress_mutex;
+  DocumentProgress state{0, result.pages, 0};
+  JobQueue queue(static_cast<size_t>(options.pages_in_flight));
+  std::vector<std::thread> workers;
+  for (int w = 0; w < std::min(options.pages_in_flight, result.pages); ++w) {
+    workers.emplace_back([&] {
+      while (std::optional<PageJob> job = queue.Pop()) {
+        PageOutput out = RunPage(generator, *job, images_dir, options);
+        std::lock_guard lock(progress_mutex);
+        ++state.pages_done;
+        state.generated_tokens += out.generated_tokens;
+        pages[static_cast<size_t>(job->page_idx - first)] = std::move(out);
+        if (progress) progress(state);
+      }
+    });
+  }
+  Status render_status = OkStatus();
+  for (int i = first; i <= last; ++i) {
+    PageJob job;
+    job.page_idx = i;
+    if (pdf) {
+      auto page = pdf->RenderPage(i);
+      if (!page) {
+        // The page is lost, not the document (unless the helper itself died: then every later
+        // page reports the same error).
+        PageOutput failed;
+        failed.error = page.error().ToString();
+        const pdf::PageInfo& info = pdf->info().pages[static_cast<size_t>(i)];
+        failed.middle =
+            EmptyPage(i, static_cast<int>(info.width_pt), static_cast<int>(info.height_pt));
+        failed.model = Json::array();
+        std::lock_guard lock(progress_mutex);
+        ++state.pages_done;
+        pages[static_cast<size_t>(i - first)] = std::move(failed);
+        if (progress) progress(state);
+        continue;
+      }
+      job.image.width = page->width();
+      job.image.height = page->height();
+      job.image.pixels = std::move(page->rgb);
+      job.width_pt = page->info.width_pt;
+      job.height_pt = page->info.height_pt;
+      job.scale = page->scale();
+    } else {
+      const pdf::PageInfo info{static_cast<double>(single->width),
+                               static_cast<double>(single->height), 0};
+      auto geometry =
+          pdf::ComputePageGeometry(info, options.render.dpi, options.render.max_long_side,
+                                   options.render.limits.max_page_pixels);
+      if (!geometry) {
+        render_status = tl::unexpected(geometry.error());
+        break;
+      }
+      auto resized = image::ResizeBicubic(*single, geometry->width, geometry->height, pool);
+      if (!resized) {
+        render_status = tl::unexpected(resized.error());
+        break;
+      }
+      job.image = std::move(*resized);
+      single.reset();
+      job.width_pt = info.width_pt;
+      job.height_pt = info.height_pt;
+      job.scale = geometry->scale;
+    }
+    queue.Push(std::move(job));
+  }
+  queue.Close();
+  for (std::thread& t : workers) t.join();
+  MINERU_RETURN_IF_ERROR(render_status);
+
+  Json pdf_info = Json::array();
+  Json model = Json::array();
+  for (PageOutput& page : pages) {
+    const int page_idx = page.middle.value("page_idx", 0);
+    if (page.error) result.failed_pages.push_back({page_idx, *page.error});
+    for (const std::string& w : page.warnings) {
+      result.warnings.push_back(fmt::format("page {}: {}", page_idx + 1, w));
+    }
+    result.failed_blocks += page.failed_blocks;
+    result.requests += page.requests;
+    result.generated_tokens += page.generated_tokens;
+    pdf_info.push_back(std::move(page.middle));
+    model.push_back(std::move(page.model));
+  }
+  if (options.table_merge && options.extract.table) MergeCrossPageTables(pdf_info);
+  MarkdownOptions markdown_options;
+  markdown_options.formula_enabled = options.extract.formula;
+  markdown_options.table_enabled = options.extract.table;
+  const std::string markdown = MakeMarkdown(pdf_info, markdown_options);
+  const Json content_list = MakeContentList(pdf_info);
+  // _version_name: the MinerU release whose output format these files follow.
+  const Json middle{{"pdf_info", pdf_info}, {"_backend", "vlm"}, {"_version_name", "2.7.6"}};
+  MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + ".md"), markdown));
+  MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_content_list.json"), Dump(content_list)));
+  MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_middle.json"), Dump(middle)));
+  MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_model.json"), Dump(model)));
+  // What went wrong, beside the outputs: failed pages and blocks never pass silently.
+  Json report{{"pages", result.pages},
+              {"failed_pages", Json::array()},
+              {"failed_blocks", result.failed_blocks},
+              {"requests", result.requests},
+              {"warnings", result.warnings}};
+  for (const PageFailure& f : result.failed_pages) {
+    report["failed_pages"].push_back({{"page_idx", f.page_idx}, {"error", f.error}});
+  }
+  MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_report.json"), Dump(report)));
+  return result;
+}
+
+}  // namespace mineru::pipeline

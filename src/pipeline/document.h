@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// One input file (a PDF or an image) through the whole pipeline to MinerU's output directory:
+//
+//   <output>/<stem>/vlm/<stem>.md               Markdown (spec section 3.3)
+//                      <stem>_content_list.json (3.4)
+//                      <stem>_middle.json       (3.2)
+//                      <stem>_model.json        (3.5)
+//                      <stem>_origin.pdf        the input PDF (PDF inputs)
+//                      <stem>_report.json       failed pages and blocks, warnings (ours)
+//                      images/<sha256>.jpg      crops of image, table and equation spans (3.6)
+//
+// Pages stream: the main thread renders page after page while at most `pages_in_flight` pages
+// are being extracted (each on its own thread, all of their requests in flight in the engine);
+// a page's image is dropped as soon as its crops are written, so memory is bounded by the pages
+// in flight, not by the document. A page that fails becomes an error entry (an empty page in
+// the outputs and a line in `failed_pages`) while the rest of the document completes.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "image/decode.h"
+#include "image/pdf/render_options.h"
+#include "pipeline/generator.h"
+#include "pipeline/page_extractor.h"
+
+namespace mineru::pipeline {
+
+inline constexpr int kDefaultPagesInFlight = 4;
+
+struct DocumentOptions {
+  ExtractOptions extract;
+  int pages_in_flight = kDefaultPagesInFlight;
+  // 0-based page range, inclusive, as MinerU's -s/-e; unset: from the first / to the last page.
+  std::optional<int> start_page;
+  std::optional<int> end_page;
+  pdf::RenderOptions render;
+  image::DecodeOptions image_decode;
+  bool table_merge = true;  // cross-page table merge (3.7), with table recognition on
+};
+
+struct PageFailure {
+  int page_idx = 0;
+  std::string error;
+};
+
+struct DocumentResult {
+  std::string output_dir;  // <output>/<stem>/vlm
+  int pages = 0;           // pages in the range
+  std::vector<PageFailure> failed_pages;
+  int64_t failed_blocks = 0;
+  int64_t requests = 0;
+  int64_t generated_tokens = 0;
+  std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
+};
+
+struct DocumentProgress {
+  int pages_done = 0;
+  int pages_total = 0;
+  int64_t generated_tokens = 0;
+};
+
+// Called after each page completes, one call at a time (from the page threads, under a lock).
+using ProgressFn = std::function<void(const DocumentProgress&)>;
+
+// Errors (the document as a whole): unreadable or unsupported input, a PDF the render helper
+// cannot open, an empty page range, an output directory that cannot be written.
+Result<DocumentResult> ParseDocument(Generator& generator, const std::string& input_path,
+                                     const std::string& output_root, const DocumentOptions& options,
+                                     const ProgressFn& progress = {}, ThreadPool* pool = nullptr);
+
+}  // namespace mineru::pipeline

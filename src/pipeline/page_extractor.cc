@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/page_extractor.h"
+
+#include <fmt/format.h>
+
+#include "image/mineru_crops.h"
+#include "pipeline/block_requests.h"
+#include "pipeline/layout_parser.h"
+
+namespace mineru::pipeline {
+namespace {
+
+// The client's request: the default system turn, then the image and the task prompt.
+engine::Request ImageRequest(image::RgbImage image, std::string_view prompt,
+                             const engine::SamplingParams& sampling,
+                             const ExtractOptions& options) {
+  engine::Request request;
+  request.messages = {
+      {"user", {text::ChatPart::Image({}), text::ChatPart::Text(std::string(prompt))}}};
+  engine::ImageInput input;
+  input.rgb = std::move(image);
+  request.images.push_back(std::move(input));
+  request.sampling = sampling;
+  request.priority = options.priority;
+  request.max_new_tokens = options.max_new_tokens;
+  if (options.request_timeout) request.deadline = engine::Clock::now() + *options.request_timeout;
+  return request;
+}
+
+// A finished request is usable when it stopped or hit its length (MinerU accepts truncation).
+bool Usable(const engine::GenerationResult& result) {
+  return result.finish_reason == engine::FinishReason::kStop ||
+         result.finish_reason == engine::FinishReason::kLength;
+}
+
+std::string Describe(const engine::GenerationResult& result) {
+  return result.error.empty()
+             ? std::string(engine::FinishReasonName(result.finish_reason))
+             : fmt::format("{}: {}", engine::FinishReasonName(result.finish_reason), result.error);
+}
+
+}  // namespace
+
+Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& page,
+                                   const ExtractOptions& options, ThreadPool* pool) {
+  PageExtraction out;
+  const int attempts = std::max(1, options.block_attempts);
+
+  // Step 1: layout.
+  MINERU_ASSIGN_OR_RETURN(image::RgbImage thumbnail, image::PrepareLayoutImage(page, pool));
+  std::string last_error;
+  std::optional<engine::GenerationResult> layout;
+  for (int attempt = 0; attempt < attempts && !layout; ++attempt) {
+    auto handle =
+        generator.Submit(ImageRequest(thumbnail, kLayoutPrompt, LayoutSampling(), options));
+    if (!handle) {
+      last_error = handle.error().ToString();
+      continue;
+    }
+    engine::GenerationResult result = handle->Wait();
+    out.generated_tokens += result.usage.completion_tokens;
+    if (Usable(result)) {
+      layout = std::move(result);
+    } else {
+      last_error = Describe(result);
+    }
+  }
+  if (!layout) {
+    return Fail(ErrorCode::kUnavailable, "layout detection failed after {} attempts: {}", attempts,
+                last_error);
+  }
+  if (layout->finish_reason == engine::FinishReason::kLength) {
+    out.warnings.push_back("layout output truncated at the token limit");
+  }
+  out.layout_output = layout->text;
+  std::vector<ContentBlock> blocks = ParseLayout(layout->text, &out.warnings);
+
+  // Step 2: one request per recognised block, all in flight together.
+  std::vector<BlockType> not_extract;
+  if (!options.formula) not_extract.push_back(BlockType::kEquation);
+  if (!options.table) not_extract.push_back(BlockType::kTable);
+  struct Pending {
+    size_t block;
+    image::RgbImage crop;
+    std::optional<engine::RequestHandle> handle;
+    std::string error;
+  };
+  std::vector<Pending> pending;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!IsRecognised(blocks[i].type, not_extract)) continue;
+    auto crop =
+        image::PrepareBlockImage(page, blocks[i].bbox, blocks[i].angle.value_or(0), {}, pool);
+    if (!crop) {
+      out.warnings.push_back(fmt::format("block {} ({}): crop failed: {}", i,
+                                         BlockTypeName(blocks[i].type), crop.error().ToString()));
+      continue;
+    }
+    if (!*crop) continue;  // empty after rounding: MinerU skips it
+    pending.push_back({i, std::move(**crop), std::nullopt, {}});
+  }
+  auto submit = [&](Pending& p) {
+    const BlockType type = blocks[p.block].type;
+    ++out.requests;
+    auto handle = generator.Submit(
+        ImageRequest(p.crop, RecognitionPrompt(type), RecognitionSampling(type), options));
+    if (handle) {
+      p.handle = *handle;
+    } else {
+      p.handle.reset();
+      p.error = handle.error().ToString();
+    }
+  };
+  for (Pending& p : pending) submit(p);
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    std::vector<Pending*> retry;
+    for (Pending& p : pending) {
+      if (blocks[p.block].content) continue;
+      if (p.handle) {
+        engine::GenerationResult result = p.handle->Wait();
+        out.generated_tokens += result.usage.completion_tokens;
+        if (Usable(result)) {
+          blocks[p.block].content = result.text;
+          continue;
+        }
+        p.error = Describe(result);
+      }
+      retry.push_back(&p);
+    }
+    if (attempt == attempts) {
+      for (Pending* p : retry) {
+        ++out.failed_blocks;
+        blocks[p->block].content = std::string();
+        out.warnings.push_back(
+            fmt::format("block {} ({}): recognition failed after {} attempts: {}", p->block,
+                        BlockTypeName(blocks[p->block].type), attempts, p->error));
+      }
+      break;
+    }
+    for (Pending* p : retry) submit(*p);
+  }
+
+  out.blocks = PostProcess(std::move(blocks), options.post_process, &out.warnings);
+  return out;
+}
+
+}  // namespace mineru::pipeline

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// MinerU2.5's two steps on one page image (spec/mineru.md sections 2.2-2.7): the layout request
+// on the page resized to 1036 x 1036, the layout answer parsed into blocks, one recognition
+// request per block on its upright crop of the full-resolution page (all of a page's requests
+// in flight together), then the client's post-processing.
+//
+// Failure is local: a block whose request fails, times out or is refused is tried again once
+// (options.block_attempts), then left without content and named in the warnings; only a layout
+// step that fails every attempt fails the page.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "image/image.h"
+#include "pipeline/content_block.h"
+#include "pipeline/generator.h"
+#include "pipeline/post_process.h"
+
+namespace mineru::pipeline {
+
+struct ExtractOptions {
+  bool formula = true;  // recognise equations (off: equation blocks keep no content)
+  bool table = true;    // recognise tables (off: table blocks keep no content)
+  int block_attempts = 2;
+  // Longest a single request may take (its engine deadline); unset: no limit.
+  std::optional<std::chrono::milliseconds> request_timeout;
+  int32_t priority = 0;  // engine priority of this page's requests (lower first)
+  // New tokens per request at most; unset: the model's remaining context (what MinerU's client
+  // leaves to the server). A cap bounds the time a degenerate answer can take.
+  std::optional<int64_t> max_new_tokens;
+  PostProcessOptions post_process;
+};
+
+struct PageExtraction {
+  std::string layout_output;         // the layout step's raw answer
+  std::vector<ContentBlock> blocks;  // post-processed, in reading order
+  std::vector<std::string> warnings;
+  int64_t requests = 0;       // recognition requests sent, retries included
+  int64_t failed_blocks = 0;  // blocks left without content after every attempt
+  int64_t generated_tokens = 0;
+};
+
+Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& page,
+                                   const ExtractOptions& options, ThreadPool* pool = nullptr);
+
+}  // namespace mineru::pipeline
