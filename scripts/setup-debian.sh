@@ -17,7 +17,7 @@ packages=(
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
   libgtest-dev        # tests
   libbenchmark-dev    # kernel micro-benchmarks
-  python3-pil python3-numpy poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf
+  python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema
 )
 # Node.js and npm (test references and the Qwen vocabulary from the npm registry): any
 # installation will do; Debian's packages only when none is on the PATH.

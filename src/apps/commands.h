@@ -29,5 +29,6 @@ void AddBenchCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
 void AddTokenizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddPreprocessCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddRenderCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void AddParseCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace mineru::apps

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
                  "Compute threads (default: $MINERU_THREADS, else all hardware threads)")
       ->check(CLI::Range(0, 4096));
   int exit_code = 0;
+  AddParseCommand(app, global, &exit_code);
   AddInspectCommand(app, global, &exit_code);
   AddMakeModelCommand(app, global, &exit_code);
   AddDebugForwardCommand(app, global, &exit_code);
