@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -39,6 +40,8 @@ struct PageJob {
 
 // What a page leaves behind once its image is gone.
 struct PageOutput {
+  ExtractTimings timings;
+  double assemble_seconds = 0;
   Json middle;  // PageInfo (3.2)
   Json model;   // the client's blocks (3.5)
   std::optional<std::string> error;
@@ -79,6 +82,10 @@ class JobQueue {
   bool closed_ = false;
 };
 
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 Json EmptyPage(int page_idx, int width_pt, int height_pt) {
   return Json{{"para_blocks", Json::array()},
               {"discarded_blocks", Json::array()},
@@ -110,6 +117,8 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
     out.model = Json::array();
     return out;
   }
+  const auto assemble_start = std::chrono::steady_clock::now();
+  out.timings = extraction->timings;
   out.requests = extraction->requests;
   out.failed_blocks = extraction->failed_blocks;
   out.generated_tokens = extraction->generated_tokens;
@@ -143,6 +152,7 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   out.middle =
       MiddlePage(extraction->blocks, job.page_idx, width_pt, height_pt, save, &out.warnings);
   out.model = ModelBlocks(extraction->blocks);
+  out.assemble_seconds = SecondsSince(assemble_start);
   return out;
 }
 
@@ -172,6 +182,7 @@ bool IsPdf(const std::string& path) {
 Result<DocumentResult> ParseDocument(Generator& generator, const std::string& input_path,
                                      const std::string& output_root, const DocumentOptions& options,
                                      const ProgressFn& progress, ThreadPool* pool) {
+  const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
   if (!fs::is_regular_file(input_path, ec)) {
     return Fail(ErrorCode::kNotFound, "{}: not a readable file", input_path);
@@ -238,6 +249,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   for (int i = first; i <= last; ++i) {
     PageJob job;
     job.page_idx = i;
+    const auto render_start = std::chrono::steady_clock::now();
     if (pdf) {
       auto page = pdf->RenderPage(i);
       if (!page) {
@@ -282,6 +294,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       job.height_pt = info.height_pt;
       job.scale = geometry->scale;
     }
+    result.render_seconds += SecondsSince(render_start);
     queue.Push(std::move(job));
   }
   queue.Close();
@@ -299,9 +312,12 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     result.failed_blocks += page.failed_blocks;
     result.requests += page.requests;
     result.generated_tokens += page.generated_tokens;
+    result.extract += page.timings;
+    result.assemble_seconds += page.assemble_seconds;
     pdf_info.push_back(std::move(page.middle));
     model.push_back(std::move(page.model));
   }
+  const auto document_start = std::chrono::steady_clock::now();
   if (options.table_merge && options.extract.table) MergeCrossPageTables(pdf_info);
   MarkdownOptions markdown_options;
   markdown_options.formula_enabled = options.extract.formula;
@@ -324,6 +340,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     report["failed_pages"].push_back({{"page_idx", f.page_idx}, {"error", f.error}});
   }
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_report.json"), Dump(report)));
+  result.assemble_seconds += SecondsSince(document_start);
+  result.total_seconds = SecondsSince(start);
   return result;
 }
 

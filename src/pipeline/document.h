@@ -56,6 +56,12 @@ struct DocumentResult {
   int64_t requests = 0;
   int64_t generated_tokens = 0;
   std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
+  // Where the time went (seconds): pages rendered (or the image decoded and resized) on the
+  // calling thread, each page's steps summed over pages, and writing the outputs.
+  double render_seconds = 0;
+  ExtractTimings extract;
+  double assemble_seconds = 0;  // crops, MagicModel, merge, Markdown, JSON, files
+  double total_seconds = 0;
 };
 
 struct DocumentProgress {

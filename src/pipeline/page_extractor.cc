@@ -33,6 +33,17 @@ bool Usable(const engine::GenerationResult& result) {
          result.finish_reason == engine::FinishReason::kLength;
 }
 
+double Since(engine::Clock::time_point start) {
+  return std::chrono::duration<double>(engine::Clock::now() - start).count();
+}
+
+void AddRequestTimings(const engine::GenerationResult& result, ExtractTimings& t) {
+  t.queued += result.timings.queued;
+  t.vision += result.timings.vision;
+  t.prefill += result.timings.prefill;
+  t.decode += result.timings.decode;
+}
+
 std::string Describe(const engine::GenerationResult& result) {
   return result.error.empty()
              ? std::string(engine::FinishReasonName(result.finish_reason))
@@ -47,6 +58,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   const int attempts = std::max(1, options.block_attempts);
 
   // Step 1: layout.
+  const engine::Clock::time_point layout_start = engine::Clock::now();
   MINERU_ASSIGN_OR_RETURN(image::RgbImage thumbnail, image::PrepareLayoutImage(page, pool));
   std::string last_error;
   std::optional<engine::GenerationResult> layout;
@@ -59,6 +71,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     }
     engine::GenerationResult result = handle->Wait();
     out.generated_tokens += result.usage.completion_tokens;
+    AddRequestTimings(result, out.timings);
     if (Usable(result)) {
       layout = std::move(result);
     } else {
@@ -72,6 +85,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   if (layout->finish_reason == engine::FinishReason::kLength) {
     out.warnings.push_back("layout output truncated at the token limit");
   }
+  out.timings.layout_wall = Since(layout_start);
   out.layout_output = layout->text;
   std::vector<ContentBlock> blocks = ParseLayout(layout->text, &out.warnings);
 
@@ -110,6 +124,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       p.error = handle.error().ToString();
     }
   };
+  const engine::Clock::time_point blocks_start = engine::Clock::now();
   for (Pending& p : pending) submit(p);
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     std::vector<Pending*> retry;
@@ -118,6 +133,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       if (p.handle) {
         engine::GenerationResult result = p.handle->Wait();
         out.generated_tokens += result.usage.completion_tokens;
+        AddRequestTimings(result, out.timings);
         if (Usable(result)) {
           blocks[p.block].content = result.text;
           continue;
@@ -139,7 +155,10 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     for (Pending* p : retry) submit(*p);
   }
 
+  out.timings.blocks_wall = Since(blocks_start);
+  const engine::Clock::time_point post_start = engine::Clock::now();
   out.blocks = PostProcess(std::move(blocks), options.post_process, &out.warnings);
+  out.timings.post_process = Since(post_start);
   return out;
 }
 

@@ -36,6 +36,26 @@ struct ExtractOptions {
   PostProcessOptions post_process;
 };
 
+// Seconds. Request figures are sums over the page's requests of the engine's own timings
+// (requests overlap, so these are request-seconds, not wall time).
+struct ExtractTimings {
+  double layout_wall = 0;   // layout step, submit to answer
+  double blocks_wall = 0;   // recognition step, first submit to last answer
+  double post_process = 0;  // client post-processing
+  double queued = 0, vision = 0, prefill = 0, decode = 0;  // summed over requests
+
+  ExtractTimings& operator+=(const ExtractTimings& o) {
+    layout_wall += o.layout_wall;
+    blocks_wall += o.blocks_wall;
+    post_process += o.post_process;
+    queued += o.queued;
+    vision += o.vision;
+    prefill += o.prefill;
+    decode += o.decode;
+    return *this;
+  }
+};
+
 struct PageExtraction {
   std::string layout_output;         // the layout step's raw answer
   std::vector<ContentBlock> blocks;  // post-processed, in reading order
@@ -43,6 +63,7 @@ struct PageExtraction {
   int64_t requests = 0;       // recognition requests sent, retries included
   int64_t failed_blocks = 0;  // blocks left without content after every attempt
   int64_t generated_tokens = 0;
+  ExtractTimings timings;
 };
 
 Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& page,
