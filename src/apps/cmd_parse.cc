@@ -181,10 +181,21 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
                "queued %.2f, vision %.2f, prefill %.2f, decode %.2f\n",
                render, extract.layout_wall, extract.blocks_wall, extract.post_process, assemble,
                extract.queued, extract.vision, extract.prefill, extract.decode);
-  if (const std::optional<int64_t> peak = PeakRssBytes()) {
+  const std::optional<int64_t> peak = PeakRssBytes();
+  if (peak) {
     std::fprintf(stderr, "peak resident memory: %.0f MB\n", static_cast<double>(*peak) / 1e6);
   }
-  if (args.json) std::printf("%s\n", summary.dump(2).c_str());
+  if (args.json) {
+    const Json report{{"documents", summary},
+                      {"pages", pages},
+                      {"failed_documents", failed_documents},
+                      {"failed_pages", failed_pages},
+                      {"failed_blocks", failed_blocks},
+                      {"generated_tokens", tokens},
+                      {"seconds", seconds},
+                      {"peak_rss_bytes", peak.value_or(-1)}};
+    std::printf("%s\n", report.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+  }
   return failed_documents > 0 || failed_pages > 0 ? kExitFailure : 0;
 }
 
