@@ -13,6 +13,7 @@ packages=(
   libcli11-dev        # command line
   libonig-dev         # tokenizer pre-split regex (the engine Hugging Face tokenizers uses)
   libutf8proc-dev     # Unicode NFC normalisation
+  libcurl4-openssl-dev  # model downloads from the Hugging Face Hub
   libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
   libgtest-dev        # tests

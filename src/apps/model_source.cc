@@ -4,25 +4,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "apps/hub_download.h"
 #include "base/mapped_file.h"
 
 namespace mineru::apps {
-namespace {
 
 namespace fs = std::filesystem;
-
-fs::path HubCache() {
-  if (const char* cache = std::getenv("HF_HUB_CACHE"); cache != nullptr && *cache != '\0') {
-    return cache;
-  }
-  if (const char* home = std::getenv("HF_HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / "hub";
-  }
-  const char* user_home = std::getenv("HOME");
-  return fs::path(user_home != nullptr ? user_home : ".") / ".cache" / "huggingface" / "hub";
-}
-
-}  // namespace
 
 Result<std::string> ResolveModelSource(const std::string& model) {
   std::error_code ec;
@@ -34,8 +21,8 @@ Result<std::string> ResolveModelSource(const std::string& model) {
   if (!hub_id) {
     return Fail(ErrorCode::kNotFound, "--model {}: no such checkpoint directory", model);
   }
-  const fs::path repo =
-      HubCache() / ("models--" + model.substr(0, slash) + "--" + model.substr(slash + 1));
+  const fs::path repo = fs::path(HubCacheDir()) /
+                        ("models--" + model.substr(0, slash) + "--" + model.substr(slash + 1));
   auto commit = ReadFileToString((repo / "refs" / "main").string(), 256);
   if (commit) {
     while (!commit->empty() && (commit->back() == '\n' || commit->back() == '\r')) {
@@ -44,11 +31,22 @@ Result<std::string> ResolveModelSource(const std::string& model) {
     const fs::path snapshot = repo / "snapshots" / *commit;
     if (fs::is_regular_file(snapshot / "config.json", ec)) return snapshot.string();
   }
-  return Fail(ErrorCode::kNotFound,
-              "--model {}: not a directory, and not in the Hugging Face cache ({}). This build "
-              "does not download; fetch the checkpoint where there is network (for instance "
-              "`huggingface-cli download {}`) and pass its directory with --model DIR",
-              model, repo.string(), model);
+  const char* offline = std::getenv("HF_HUB_OFFLINE");
+  if (offline != nullptr && std::string(offline) == "1") {
+    return Fail(ErrorCode::kNotFound,
+                "--model {}: not a directory, and not in the Hugging Face cache ({}) while "
+                "HF_HUB_OFFLINE=1. Fetch the checkpoint where there is network (for instance "
+                "`huggingface-cli download {}`) and pass its directory with --model DIR",
+                model, repo.string(), model);
+  }
+  HubDownload download;
+  const char* endpoint = std::getenv("HF_ENDPOINT");
+  download.endpoint =
+      endpoint != nullptr && *endpoint != '\0' ? endpoint : "https://huggingface.co";
+  while (!download.endpoint.empty() && download.endpoint.back() == '/')
+    download.endpoint.pop_back();
+  download.cache_dir = HubCacheDir();
+  return DownloadFromHub(model, download);
 }
 
 }  // namespace mineru::apps

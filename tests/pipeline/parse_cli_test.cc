@@ -4,9 +4,17 @@
 // every JSON file validates against the schemas in schemas/ (tools/validate-outputs.py, Debian's
 // python3-jsonschema); a 200-page PDF stays under a stated memory bound; bad inputs and model
 // ids fail with a message. Needs the tokenizer.json that the fixture text_qwen_tokenizer writes.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "../support/scratch.h"
 #include "../support/subprocess.h"
@@ -121,11 +129,18 @@ TEST(ParseCliTest, BadInputsAndModelsFailWithAMessage) {
   EXPECT_TRUE(r.exited && r.exit_code == 1) << Describe(r);
   EXPECT_NE(r.err.find("no such file or directory"), std::string::npos) << Describe(r);
 
-  r = RunCli({"parse", kCorpusDir + "/mineru_unittest_test.pdf", "-o", dir + "/out", "--model",
-              "nobody/no-such-model"},
-             std::chrono::seconds(60));
+  r = RunProcess({kBinary, "parse", kCorpusDir + "/mineru_unittest_test.pdf", "-o", dir + "/out",
+                  "--model", "nobody/no-such-model"},
+                 {"HF_ENDPOINT=http://127.0.0.1:1", "HF_HUB_CACHE=" + dir + "/cache"},
+                 std::chrono::seconds(60));
   EXPECT_TRUE(r.exited && r.exit_code == 1) << Describe(r);
+  EXPECT_NE(r.err.find("cannot download"), std::string::npos) << Describe(r);
   EXPECT_NE(r.err.find("--model DIR"), std::string::npos) << Describe(r);
+  r = RunProcess({kBinary, "parse", kCorpusDir + "/mineru_unittest_test.pdf", "-o", dir + "/out",
+                  "--model", "nobody/no-such-model"},
+                 {"HF_HUB_OFFLINE=1", "HF_HUB_CACHE=" + dir + "/cache"});
+  EXPECT_TRUE(r.exited && r.exit_code == 1) << Describe(r);
+  EXPECT_NE(r.err.find("HF_HUB_OFFLINE"), std::string::npos) << Describe(r);
 
   r = RunCli({"parse", kCorpusDir + "/mineru_unittest_test.pdf", "-o", dir + "/out", "--model",
               TinyModel(), "-s", "3"});
@@ -135,6 +150,87 @@ TEST(ParseCliTest, BadInputsAndModelsFailWithAMessage) {
   r = RunCli(
       {"parse", kCorpusDir, "-o", dir + "/out", "--model", TinyModel(), "--pages-in-flight", "0"});
   EXPECT_TRUE(r.exited && r.exit_code == 2) << Describe(r);
+}
+
+// A free TCP port on the loopback interface (bound, read back, released).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t length = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool Accepts(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+// A Hugging Face Hub stand-in: Python's http.server over a directory laid out as the Hub's URLs
+// (the listing at api/models/<repo>/revision/main, the files at <repo>/resolve/<sha>/...).
+// It answers Range requests with the whole file, so resuming must start over correctly.
+TEST(ParseCliTest, AHubIdIsDownloadedIntoTheCacheThenParsed) {
+  const std::string dir = TestDir();
+  const std::string repo = "test-org/tiny-mineru";
+  const std::string sha = "0123456789abcdef0123456789abcdef01234567";
+  const fs::path root = fs::path(dir) / "hub";
+  Json siblings = Json::array();
+  for (const auto& entry : fs::directory_iterator(TinyModel())) {
+    const std::string name = entry.path().filename().string();
+    siblings.push_back({{"rfilename", name}});
+    fs::create_directories(root / repo / "resolve" / sha);
+    fs::copy_file(entry.path(), root / repo / "resolve" / sha / name);
+  }
+  fs::create_directories(root / "api/models" / repo / "revision");
+  testing_support::WriteFile((root / "api/models" / repo / "revision/main").string(),
+                             Json{{"sha", sha}, {"siblings", siblings}}.dump());
+  // A download cut short earlier: half of config.json, to be resumed (here: restarted).
+  const fs::path snapshot = fs::path(dir) / "cache/models--test-org--tiny-mineru/snapshots" / sha;
+  fs::create_directories(snapshot);
+  const std::string config = testing_support::ReadFile(TinyModel() + "/config.json");
+  testing_support::WriteFile((snapshot / "config.json.incomplete").string(),
+                             config.substr(0, config.size() / 2));
+
+  const int port = FreePort();
+  const std::string port_text = std::to_string(port);
+  std::vector<std::string> args = {"/usr/bin/python3", "-m",          "http.server", "--bind",
+                                   "127.0.0.1",        "--directory", root.string(), port_text};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t server = 0;
+  ASSERT_EQ(posix_spawn(&server, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  for (int i = 0; i < 100 && !Accepts(port); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const ProcessResult r =
+      RunProcess({kBinary, "--threads", "2", "parse", kCorpusDir + "/mineru_unittest_test.pdf",
+                  "-o", dir + "/out", "--model", repo, "--max-tokens", "4"},
+                 {"HF_ENDPOINT=http://127.0.0.1:" + port_text, "HF_HUB_CACHE=" + dir + "/cache",
+                  "MINERU_THREADS=2"},
+                 std::chrono::seconds(300));
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << Describe(r);
+  for (const auto& entry : fs::directory_iterator(TinyModel())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(testing_support::ReadFile((snapshot / name).string()),
+              testing_support::ReadFile(entry.path().string()))
+        << name;
+  }
+  EXPECT_FALSE(fs::exists(snapshot / "config.json.incomplete"));
+  EXPECT_EQ(testing_support::ReadFile(dir + "/cache/models--test-org--tiny-mineru/refs/main"), sha);
+  EXPECT_TRUE(fs::exists(dir + "/out/mineru_unittest_test/vlm/mineru_unittest_test.md"));
 }
 
 }  // namespace
