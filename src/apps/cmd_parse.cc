@@ -118,12 +118,13 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
     auto progress = [&](const pipeline::DocumentProgress& p) {
       const double seconds = Seconds(doc_start);
       if (terminal) {
-        std::fprintf(stderr, "\r[%zu/%zu] %s: page %d/%d, %.0f tokens/s   ", d + 1, inputs.size(),
-                     fs::path(input).filename().c_str(), p.pages_done, p.pages_total,
+        std::fprintf(stderr, "\r[%zu/%zu] %s: page %d/%d, %lld blocks, %.0f tokens/s   ", d + 1,
+                     inputs.size(), fs::path(input).filename().c_str(), p.pages_done, p.pages_total,
+                     static_cast<long long>(p.blocks_done),
                      seconds > 0 ? static_cast<double>(p.generated_tokens) / seconds : 0.0);
       } else {
-        std::fprintf(stderr, "%s: page %d/%d done (%.1f s)\n", input.c_str(), p.pages_done,
-                     p.pages_total, seconds);
+        std::fprintf(stderr, "%s: page %d/%d done, %lld blocks (%.1f s)\n", input.c_str(),
+                     p.pages_done, p.pages_total, static_cast<long long>(p.blocks_done), seconds);
       }
     };
     auto result = pipeline::ParseDocument(generator, input, args.output, options, progress);

@@ -240,6 +240,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
         std::lock_guard lock(progress_mutex);
         ++state.pages_done;
         state.generated_tokens += out.generated_tokens;
+        state.blocks_done += out.requests;
         pages[static_cast<size_t>(job->page_idx - first)] = std::move(out);
         if (progress) progress(state);
       }

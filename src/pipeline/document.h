@@ -67,6 +67,7 @@ struct DocumentResult {
 struct DocumentProgress {
   int pages_done = 0;
   int pages_total = 0;
+  int64_t blocks_done = 0;  // recognition requests answered in finished pages
   int64_t generated_tokens = 0;
 };
 
