@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "pipeline/code_language.h"
 #include "pipeline/content_block.h"
 
 namespace mineru::pipeline {
@@ -58,11 +59,5 @@ using ImagePathFn =
 // null).
 Json MiddlePage(const std::vector<ContentBlock>& blocks, int page_idx, int width_pt, int height_pt,
                 const ImagePathFn& image_path, std::vector<std::string>* warnings);
-
-// A deterministic stand-in for MinerU's magika-based language guess: scores keyword signatures
-// of python, cpp, c, java, javascript, go, rust, php, ruby, shell, sql, latex, html and json and
-// returns the best label when its evidence is strong enough, else "txt" (magika's "unknown"
-// maps to "txt" too). Labels use magika's names.
-std::string GuessCodeLanguage(std::string_view code);
 
 }  // namespace mineru::pipeline
