@@ -123,13 +123,14 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   out.failed_blocks = extraction->failed_blocks;
   out.generated_tokens = extraction->generated_tokens;
   out.warnings = std::move(extraction->warnings);
-  const std::string page_md5 = Md5Hex(job.image.pixels);
+  std::string page_md5;  // of the page's pixels, computed for the first crop only
   ImagePathFn save = [&](std::string_view span_type, const std::array<int, 4>& bbox) {
     const auto x0 = static_cast<int64_t>(bbox[0] * job.scale);
     const auto y0 = static_cast<int64_t>(bbox[1] * job.scale);
     const auto x1 = static_cast<int64_t>(bbox[2] * job.scale);
     const auto y1 = static_cast<int64_t>(bbox[3] * job.scale);
     if (x1 <= x0 || y1 <= y0) return std::string();
+    if (page_md5.empty()) page_md5 = Md5Hex(job.image.pixels);
     const std::string key = fmt::format("{}/{}_{}_{}_{}_{}_{}", span_type, page_md5, job.page_idx,
                                         bbox[0], bbox[1], bbox[2], bbox[3]);
     const std::string name = HexString(Sha256Of(key)) + ".jpg";
@@ -231,7 +232,9 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   std::vector<PageOutput> pages(static_cast<size_t>(result.pages));
   std::mutex progress_mutex;
   DocumentProgress state{0, result.pages, 0};
-  JobQueue queue(static_cast<size_t>(options.pages_in_flight));
+  // One rendered page waits at most: page images in memory stay within pages_in_flight + 2
+  // (those being extracted, the one waiting, the one being rendered).
+  JobQueue queue(1);
   std::vector<std::thread> workers;
   for (int w = 0; w < std::min(options.pages_in_flight, result.pages); ++w) {
     workers.emplace_back([&] {
