@@ -14,6 +14,7 @@ packages=(
   libonig-dev         # tokenizer pre-split regex (the engine Hugging Face tokenizers uses)
   libutf8proc-dev     # Unicode NFC normalisation
   libcurl4-openssl-dev  # model downloads from the Hugging Face Hub
+  libboost-dev        # Boost.Beast + Asio (header-only): the HTTP server
   libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
   libgtest-dev        # tests
