@@ -8,28 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "pipeline/middle_json.h"
+
 namespace mineru::pipeline {
 namespace {
-
-// Guarded access to middle.json (section 3.2); see markdown.cc.
-const Json& EmptyArray() {
-  static const Json kEmpty = Json::array();
-  return kEmpty;
-}
-
-const Json& ArrayAt(const Json& object, const char* key) {
-  if (!object.is_object()) return EmptyArray();
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return EmptyArray();
-  return *it;
-}
-
-std::string StringAt(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
 
 // `n` finite numbers of the array at `key`, or nullopt.
 template <size_t n>

@@ -6,34 +6,12 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/middle_json.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 
 namespace mineru::pipeline {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// Guarded access to middle.json (section 3.2): a missing key or a value of the wrong type reads as
-// empty, so no nlohmann accessor that can throw is ever reached.
-
-const Json& EmptyArray() {
-  static const Json kEmpty = Json::array();
-  return kEmpty;
-}
-
-const Json& ArrayAt(const Json& object, const char* key) {
-  if (!object.is_object()) return EmptyArray();
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_array()) return EmptyArray();
-  return *it;
-}
-
-std::string StringAt(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
 
 // ---------------------------------------------------------------------------------------------
 // Code points of possibly ill-formed UTF-8: an ill-formed subpart reads as one U+FFFD.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline/markdown.h"
+#include "pipeline/middle_json.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 
@@ -559,14 +560,7 @@ std::string MergeHtml(Table& upper, Table& lower) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Guarded access to middle.json blocks.
-
-std::string StringAt(const Json& object, const char* key) {
-  if (!object.is_object()) return {};
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return it->get<std::string>();
-}
+// Guarded writes to middle.json blocks (reads: pipeline/middle_json.h).
 
 Json* MutableArrayAt(Json& object, const char* key) {
   if (!object.is_object()) return nullptr;

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Guarded reads of middle.json (spec/mineru.md section 3.2) for the stages that consume it
+// (Markdown, content_list, table merge): a missing key or a value of the wrong type reads as
+// empty, so no nlohmann accessor that can throw is ever reached on a malformed page.
+#pragma once
+
+#include <string>
+
+#include "base/json.h"
+
+namespace mineru::pipeline {
+
+inline const Json& EmptyJsonArray() {
+  static const Json kEmpty = Json::array();
+  return kEmpty;
+}
+
+// object[key] when it is an array, else an empty array.
+inline const Json& ArrayAt(const Json& object, const char* key) {
+  if (!object.is_object()) return EmptyJsonArray();
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return EmptyJsonArray();
+  return *it;
+}
+
+// object[key] when it is a string, else "".
+inline std::string StringAt(const Json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get<std::string>();
+}
+
+}  // namespace mineru::pipeline
