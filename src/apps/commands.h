@@ -30,5 +30,6 @@ void AddTokenizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_co
 void AddPreprocessCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddRenderCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddParseCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 
 }  // namespace mineru::apps

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 4096));
   int exit_code = 0;
   AddParseCommand(app, global, &exit_code);
+  AddServeCommand(app, global, &exit_code);
   AddInspectCommand(app, global, &exit_code);
   AddMakeModelCommand(app, global, &exit_code);
   AddDebugForwardCommand(app, global, &exit_code);
