@@ -83,19 +83,8 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
     return kExitFailure;
   }
   const int threads = ResolveThreads(global);
-  auto model_dir = ResolveModelSource(args.model);
-  if (!model_dir) return ReportError(model_dir.error());
-  ThreadPool load_pool(threads);
-  auto loaded = model::Model::Load(*model_dir, args.load.Limits(), /*pack=*/true, &load_pool);
-  if (!loaded) return ReportError(loaded.error());
-  std::shared_ptr<const model::Model> model(std::move(*loaded));
-  auto engine = engine::Engine::Create(model, *model_dir, args.engine_flags.Options(threads));
+  auto engine = StartEngine(args.model, args.load, args.engine_flags, threads, "parse");
   if (!engine) return ReportError(engine.error());
-  if ((*engine)->tokenizer() == nullptr) {
-    std::fprintf(stderr, "mineru-cpp: error: %s has no tokenizer.json (parse needs it)\n",
-                 model_dir->c_str());
-    return kExitFailure;
-  }
   pipeline::EngineGenerator generator(**engine);
   pipeline::DocumentOptions options;
   options.extract.formula = args.formula;

@@ -51,19 +51,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   }
 
   const int threads = ResolveThreads(global);
-  auto model_dir = ResolveModelSource(args.model);
-  if (!model_dir) return ReportError(model_dir.error());
-  ThreadPool load_pool(threads);
-  auto loaded = model::Model::Load(*model_dir, args.load.Limits(), /*pack=*/true, &load_pool);
-  if (!loaded) return ReportError(loaded.error());
-  std::shared_ptr<const model::Model> model(std::move(*loaded));
-  auto engine = engine::Engine::Create(model, *model_dir, args.engine_flags.Options(threads));
+  auto engine = StartEngine(args.model, args.load, args.engine_flags, threads, "serve");
   if (!engine) return ReportError(engine.error());
-  if ((*engine)->tokenizer() == nullptr) {
-    std::fprintf(stderr, "mineru-cpp: error: %s has no tokenizer.json (serve needs it)\n",
-                 model_dir->c_str());
-    return kExitFailure;
-  }
 
   service::HttpServer server;
   service::OpenAiOptions api;
@@ -85,7 +74,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   options.handler_threads = args.handler_threads;
   options.limits.max_body_bytes = args.max_body_bytes;
   if (auto started = server.Start(options); !started) return ReportError(started.error());
-  std::fprintf(stderr, "serving model '%s' from %s\n", api.model_id.c_str(), model_dir->c_str());
+  std::fprintf(stderr, "serving model '%s' (%s)\n", api.model_id.c_str(), args.model.c_str());
   std::fprintf(stderr, "listening on http://%s:%d\n", args.host.c_str(), server.port());
 
   int signal_number = 0;

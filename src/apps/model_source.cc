@@ -49,4 +49,20 @@ Result<std::string> ResolveModelSource(const std::string& model) {
   return DownloadFromHub(model, download);
 }
 
+Result<std::unique_ptr<engine::Engine>> StartEngine(const std::string& model,
+                                                    const ModelLoadOptions& load,
+                                                    const EngineFlags& flags, int threads,
+                                                    std::string_view command) {
+  MINERU_ASSIGN_OR_RETURN(std::string dir, ResolveModelSource(model));
+  ThreadPool load_pool(threads);
+  MINERU_ASSIGN_OR_RETURN(auto loaded,
+                          model::Model::Load(dir, load.Limits(), /*pack=*/true, &load_pool));
+  std::shared_ptr<const model::Model> shared(std::move(loaded));
+  MINERU_ASSIGN_OR_RETURN(auto engine, engine::Engine::Create(shared, dir, flags.Options(threads)));
+  if (engine->tokenizer() == nullptr) {
+    return Fail(ErrorCode::kNotFound, "{} has no tokenizer.json ({} needs it)", dir, command);
+  }
+  return engine;
+}
+
 }  // namespace mineru::apps
