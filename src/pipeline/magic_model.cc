@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "pipeline/python_text.h"
 #include "text/utf8.h"
 
 namespace mineru::pipeline {
@@ -30,31 +31,7 @@ char32_t CodePointAt(std::string_view s, size_t i, size_t* len) {
   return text::kReplacementCharacter;
 }
 
-// Python's str.isspace() for one code point.
-bool IsPySpace(char32_t c) {
-  return c == ' ' || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f) || c == 0x85 ||
-         c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
-         c == 0x202f || c == 0x205f || c == 0x3000;
-}
-
-// str.strip() with no argument.
-std::string_view PyStrip(std::string_view s) {
-  size_t begin = 0;
-  size_t len = 0;
-  while (begin < s.size() && IsPySpace(CodePointAt(s, begin, &len))) begin += len;
-  size_t end = s.size();
-  while (end > begin) {
-    size_t n = 0;  // length of a whitespace code point ending at `end`
-    for (size_t k = 1; k <= 3 && k <= end - begin && n == 0; ++k) {
-      if (IsPySpace(CodePointAt(s, end - k, &len)) && len == k) n = k;
-    }
-    if (n == 0) break;
-    end -= n;
-  }
-  return s.substr(begin, end - begin);
-}
-
-bool IsBlank(std::string_view s) { return PyStrip(s).empty(); }
+bool IsBlank(std::string_view s) { return PythonStrip(s).empty(); }
 
 // str.splitlines(): \n, \r, \r\n, \v, \f, \x1c-\x1e, U+0085, U+2028, U+2029 end a line; a
 // trailing line break does not start an empty line.
@@ -107,7 +84,7 @@ std::optional<size_t> LazyUntil(std::string_view s, size_t from, size_t min_len,
 std::string IsolatedFormulaClean(std::string_view latex) {
   if (latex.substr(0, 2) == "\\[") latex.remove_prefix(2);
   if (latex.size() >= 2 && latex.substr(latex.size() - 2) == "\\]") latex.remove_suffix(2);
-  return std::string(PyStrip(latex));
+  return std::string(PythonStrip(latex));
 }
 
 // A first line starting with ``` and a last line equal to ``` (after trimming) are removed;
@@ -117,14 +94,14 @@ std::string CodeContentClean(std::string_view content) {
   size_t start = 0;
   size_t end = lines.size();
   if (!lines.empty() && lines[0].substr(0, 3) == "```") start = 1;
-  if (!lines.empty() && end > start && PyStrip(lines[end - 1]) == "```") --end;
+  if (!lines.empty() && end > start && PythonStrip(lines[end - 1]) == "```") --end;
   if (start >= end) return "";
   std::string joined;
   for (size_t i = start; i < end; ++i) {
     if (i > start) joined += '\n';
     joined += lines[i];
   }
-  return std::string(PyStrip(joined));
+  return std::string(PythonStrip(joined));
 }
 
 // When \[ and \] occur equally often (and at all), every \[x\] on one line becomes [x]
@@ -179,7 +156,7 @@ Json TextSpans(const Box& bbox, std::string_view raw, bool* split) {
       spans.push_back(TextSpan(bbox, "text", s.substr(last_end, start - last_end)));
     }
     spans.push_back(
-        TextSpan(bbox, "inline_equation", PyStrip(s.substr(start + 2, *close - start - 2))));
+        TextSpan(bbox, "inline_equation", PythonStrip(s.substr(start + 2, *close - start - 2))));
     last_end = *close + 2;
     i = last_end;
   }

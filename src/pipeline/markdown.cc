@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/middle_json.h"
+#include "pipeline/python_text.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 
@@ -21,28 +22,6 @@ size_t DecodeAt(std::string_view s, size_t pos, char32_t* cp) {
   if (n != 0) return n;
   *cp = text::kReplacementCharacter;
   return text::MaximalSubpartLength(s, pos);
-}
-
-// Python's str.isspace() set, which str.strip() removes: Unicode White_Space plus the
-// information separators U+001C–U+001F.
-bool IsPythonSpace(char32_t cp) { return text::IsWhiteSpace(cp) || (cp >= 0x1C && cp <= 0x1F); }
-
-// Python str.strip() with no argument.
-std::string_view PyStrip(std::string_view s) {
-  size_t begin = s.size();
-  size_t end = 0;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    char32_t cp = 0;
-    size_t n = DecodeAt(s, pos, &cp);
-    if (!IsPythonSpace(cp)) {
-      if (begin == s.size()) begin = pos;
-      end = pos + n;
-    }
-    pos += n;
-  }
-  if (begin >= end) return {};
-  return s.substr(begin, end - begin);
 }
 
 // Python str.islower() of one character: lowercase Latin (ASCII, Latin-1, Latin Extended-A),
@@ -87,7 +66,7 @@ LetterClass ClassifyLetter(char32_t cp) {
 // MinerU is_hyphen_at_line_end: the text matches [A-Za-z]+-\s*$ (an ASCII letter, then a hyphen,
 // then only whitespace).
 bool IsHyphenAtLineEnd(std::string_view content) {
-  std::string_view s = PyStrip(content);
+  std::string_view s = PythonStrip(content);
   // Leading whitespace does not matter here; the stripped text must end "<letter>-".
   if (s.size() < 2 || s.back() != '-') return false;
   char c = s[s.size() - 2];
@@ -347,7 +326,7 @@ std::string MergeParaText(const Json& block, const MarkdownOptions& options) {
         case SpanKind::kOther:
           break;
       }
-      std::string_view content = PyStrip(rendered);
+      std::string_view content = PythonStrip(rendered);
       if (content.empty()) continue;
       if (span.kind == SpanKind::kInterlineEquation) {
         out += content;
@@ -380,7 +359,7 @@ std::string MergeParaText(const Json& block, const MarkdownOptions& options) {
       out += ' ';
     }
   }
-  return std::string(PyStrip(out));
+  return std::string(PythonStrip(out));
 }
 
 std::string MakeMarkdown(const Json& pdf_info, const MarkdownOptions& options) {
@@ -391,7 +370,7 @@ std::string MakeMarkdown(const Json& pdf_info, const MarkdownOptions& options) {
     for (const Json& block : ArrayAt(page, "para_blocks")) {
       if (!block.is_object()) continue;
       const std::string rendered = BlockMarkdown(block, options);
-      std::string_view text = PyStrip(rendered);
+      std::string_view text = PythonStrip(rendered);
       if (text.empty()) continue;
       if (!first) out += "\n\n";
       out += text;

@@ -13,6 +13,7 @@
 
 #include "pipeline/markdown.h"
 #include "pipeline/middle_json.h"
+#include "pipeline/python_text.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
 
@@ -43,8 +44,6 @@ std::string FullToHalf(std::string_view s) {
   }
   return out;
 }
-
-bool IsPythonSpace(char32_t cp) { return text::IsWhiteSpace(cp) || (cp >= 0x1C && cp <= 0x1F); }
 
 // ''.join(s.split()): every Python whitespace character removed.
 std::string RemoveWhitespace(std::string_view s) {
