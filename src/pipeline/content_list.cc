@@ -49,23 +49,6 @@ Json ScaledBbox(const Json& block, const std::optional<std::array<double, 2>>& p
   return out;
 }
 
-// MinerU get_title_level: "level" (default 1), above 4 → 4, below 1 → 0.
-int TitleLevel(const Json& block) {
-  int64_t level = 1;
-  auto it = block.find("level");
-  if (it != block.end()) {
-    if (it->is_number_integer()) {
-      level = it->get<int64_t>();
-    } else if (it->is_number_float()) {
-      double d = it->get<double>();
-      level = d >= 5 ? 5 : (d < 1 ? 0 : static_cast<int64_t>(d));
-    }
-  }
-  if (level > 4) return 4;
-  if (level < 1) return 0;
-  return static_cast<int>(level);
-}
-
 std::string JoinImagePath(const std::string& dir, const std::string& path) {
   return dir.empty() ? path : dir + "/" + path;
 }

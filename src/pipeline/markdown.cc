@@ -123,25 +123,6 @@ std::string BodyImageLinks(const Json& block, std::string_view body_type,
   return out;
 }
 
-// Title level (MinerU get_title_level): "level" (default 1), above 4 → 4, below 1 → 0.
-int TitleLevel(const Json& block) {
-  int64_t level = 1;
-  if (block.is_object()) {
-    auto it = block.find("level");
-    if (it != block.end()) {
-      if (it->is_number_integer()) {
-        level = it->get<int64_t>();
-      } else if (it->is_number_float()) {
-        double d = it->get<double>();
-        level = d >= 5 ? 5 : (d < 1 ? 0 : static_cast<int64_t>(d));
-      }
-    }
-  }
-  if (level > 4) return 4;
-  if (level < 1) return 0;
-  return static_cast<int>(level);
-}
-
 std::string ImageMarkdown(const Json& block, const MarkdownOptions& options) {
   MarkdownOptions caption_options = options;
   caption_options.formula_enabled = true;  // captions use merge_para_with_text's defaults
