@@ -194,6 +194,14 @@ TEST(ParseCliTest, AHubIdIsDownloadedIntoTheCacheThenParsed) {
   fs::create_directories(root / "api/models" / repo / "revision");
   testing_support::WriteFile((root / "api/models" / repo / "revision/main").string(),
                              Json{{"sha", sha}, {"siblings", siblings}}.dump());
+  // Listings that must be refused: a file name leaving the snapshot, and one that is not JSON.
+  fs::create_directories(root / "api/models/test-org/evil/revision");
+  testing_support::WriteFile(
+      (root / "api/models/test-org/evil/revision/main").string(),
+      Json{{"sha", sha}, {"siblings", Json::array({{{"rfilename", "../../escape.txt"}}})}}.dump());
+  fs::create_directories(root / "api/models/test-org/garbled/revision");
+  testing_support::WriteFile((root / "api/models/test-org/garbled/revision/main").string(),
+                             "<html>not a listing</html>");
   // A download cut short earlier: half of config.json, to be resumed (here: restarted).
   const fs::path snapshot = fs::path(dir) / "cache/models--test-org--tiny-mineru/snapshots" / sha;
   fs::create_directories(snapshot);
@@ -219,9 +227,23 @@ TEST(ParseCliTest, AHubIdIsDownloadedIntoTheCacheThenParsed) {
                  {"HF_ENDPOINT=http://127.0.0.1:" + port_text, "HF_HUB_CACHE=" + dir + "/cache",
                   "MINERU_THREADS=2"},
                  std::chrono::seconds(300));
+  auto refused = [&](const std::string& bad_repo) {
+    return RunProcess(
+        {kBinary, "parse", kCorpusDir + "/mineru_unittest_test.pdf", "-o", dir + "/out-bad",
+         "--model", bad_repo},
+        {"HF_ENDPOINT=http://127.0.0.1:" + port_text, "HF_HUB_CACHE=" + dir + "/cache"},
+        std::chrono::seconds(60));
+  };
+  const ProcessResult evil = refused("test-org/evil");
+  const ProcessResult garbled = refused("test-org/garbled");
   kill(server, SIGTERM);
   waitpid(server, nullptr, 0);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << Describe(r);
+  EXPECT_TRUE(evil.exited && evil.exit_code == 1) << Describe(evil);
+  EXPECT_NE(evil.err.find("unsafe"), std::string::npos) << Describe(evil);
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "cache" / "escape.txt"));
+  EXPECT_TRUE(garbled.exited && garbled.exit_code == 1) << Describe(garbled);
+  EXPECT_NE(garbled.err.find("corrupt"), std::string::npos) << Describe(garbled);
   for (const auto& entry : fs::directory_iterator(TinyModel())) {
     const std::string name = entry.path().filename().string();
     EXPECT_EQ(testing_support::ReadFile((snapshot / name).string()),
