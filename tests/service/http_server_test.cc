@@ -3,10 +3,7 @@
 // keep-alive, the connection cap, SSE streaming and disconnects, drain and concurrency.
 #include "service/http_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,118 +19,22 @@
 #include <thread>
 #include <vector>
 
+#include "../support/http_client.h"
+
 namespace mineru::service {
 namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-struct Response {
-  int status = 0;
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-};
-
-// One TCP connection to the server; reads responses framed by Content-Length.
-class Client {
- public:
-  explicit Client(int port) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{10, 0};  // a hung server fails the test instead of hanging it
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    int one = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    connect_errno_ = connected_ ? 0 : errno;
-  }
-  ~Client() { Close(); }
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-  bool connected() const { return connected_; }
-  int connect_errno() const { return connect_errno_; }
-
-  bool Send(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-  // Reads more bytes into buf_; false on EOF, error or timeout.
-  bool Fill() {
-    char tmp[65536];
-    ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
-    if (n <= 0) return false;
-    buf_.append(tmp, static_cast<size_t>(n));
-    return true;
-  }
-  // True when the server closed the connection (EOF or reset) within the receive timeout.
-  bool ReadsEof() {
-    char c;
-    ssize_t n = recv(fd_, &c, 1, 0);
-    return n == 0 || (n < 0 && errno == ECONNRESET);
-  }
-  std::optional<Response> ReadResponse() {
-    size_t end;
-    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill()) return std::nullopt;
-    }
-    Response r;
-    std::string head = buf_.substr(0, end);
-    buf_.erase(0, end + 4);
-    size_t line_end = head.find("\r\n");
-    std::string status_line = head.substr(0, line_end);
-    r.status = std::atoi(status_line.substr(9, 3).c_str());
-    size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
-    while (pos < head.size()) {
-      size_t e = head.find("\r\n", pos);
-      if (e == std::string::npos) e = head.size();
-      std::string line = head.substr(pos, e - pos);
-      size_t colon = line.find(':');
-      std::string name = line.substr(0, colon);
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      size_t v = line.find_first_not_of(' ', colon + 1);
-      r.headers[name] = v == std::string::npos ? "" : line.substr(v);
-      pos = e + 2;
-    }
-    size_t length = r.headers.count("content-length") ? std::stoul(r.headers["content-length"]) : 0;
-    while (buf_.size() < length) {
-      if (!Fill()) return std::nullopt;
-    }
-    r.body = buf_.substr(0, length);
-    buf_.erase(0, length);
-    return r;
-  }
-  // Reads until `needle` has arrived (SSE); returns everything read so far.
-  bool ReadUntil(std::string_view needle) {
-    while (buf_.find(needle) == std::string::npos) {
-      if (!Fill()) return false;
-    }
-    return true;
-  }
-  std::string& buffer() { return buf_; }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  int connect_errno_ = 0;
-  std::string buf_;
-};
+using testing_support::Client;
+using Response = testing_support::HttpReply;
 
 std::string Get(std::string_view path, std::string_view extra = "") {
-  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: test\r\n" + std::string(extra) + "\r\n";
+  return testing_support::GetRequest(path, extra);
 }
 std::string Post(std::string_view path, std::string_view body, std::string_view extra = "") {
-  return "POST " + std::string(path) +
-         " HTTP/1.1\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-         std::string(extra) + "\r\n" + std::string(body);
+  return testing_support::PostRequest(path, body, extra);
 }
 
 std::optional<Response> RoundTrip(int port, const std::string& request) {

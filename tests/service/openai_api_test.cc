@@ -5,17 +5,14 @@
 // non-streaming, and every error path in OpenAI's error shape.
 #include "service/openai_api.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "../support/http_client.h"
 #include "../support/scratch.h"
 #include "base/json.h"
 #include "image/data_url.h"
@@ -27,65 +24,9 @@ namespace {
 
 constexpr char kModelId[] = "tiny-mineru";
 
-struct Response {
-  int status = 0;
-  std::string head;  // status line and headers
-  std::string body;
-};
-
-// Sends one request with "Connection: close" and reads until the server closes.
-std::optional<Response> Exchange(int port, const std::string& method, const std::string& path,
-                                 const std::string& body = "",
-                                 const std::string& content_type = "application/json") {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return std::nullopt;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{60, 0};  // a hung server fails the test instead of hanging it
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return std::nullopt;
-  }
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n";
-  if (method == "POST") {
-    if (!content_type.empty()) request += "Content-Type: " + content_type + "\r\n";
-    request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  }
-  request += "\r\n" + body;
-  std::string_view data = request;
-  while (!data.empty()) {
-    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n <= 0) break;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  std::string raw;
-  char buf[65536];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) raw.append(buf, static_cast<size_t>(n));
-  close(fd);
-  const size_t end = raw.find("\r\n\r\n");
-  if (end == std::string::npos || raw.size() < 12) return std::nullopt;
-  Response r;
-  r.status = std::atoi(raw.substr(9, 3).c_str());
-  r.head = raw.substr(0, end);
-  r.body = raw.substr(end + 4);
-  return r;
-}
-
-// The data: lines of an SSE body, in order.
-std::vector<std::string> SseData(const std::string& body) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while ((pos = body.find("data: ", pos)) != std::string::npos) {
-    const size_t end = body.find('\n', pos);
-    out.push_back(body.substr(pos + 6, end - pos - 6));
-    pos = end;
-  }
-  return out;
-}
+using testing_support::Exchange;
+using testing_support::SseData;
+using Response = testing_support::HttpReply;
 
 std::string PngDataUrl() {
   image::RgbImage rgb;
