@@ -110,7 +110,9 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
                    const DocumentOptions& options) {
   PageOutput out;
   const int width_pt = static_cast<int>(job.width_pt), height_pt = static_cast<int>(job.height_pt);
-  auto extraction = ExtractPage(generator, job.image, options.extract);
+  ExtractOptions extract = options.extract;
+  if (options.cancel) extract.cancel = options.cancel;
+  auto extraction = ExtractPage(generator, job.image, extract);
   if (!extraction) {
     out.error = extraction.error().ToString();
     out.middle = EmptyPage(job.page_idx, width_pt, height_pt);
@@ -239,8 +241,10 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   for (int w = 0; w < std::min(options.pages_in_flight, result.pages); ++w) {
     workers.emplace_back([&] {
       while (std::optional<PageJob> job = queue.Pop()) {
+        const auto page_start = std::chrono::steady_clock::now();
         PageOutput out = RunPage(generator, *job, images_dir, options);
         std::lock_guard lock(progress_mutex);
+        state.last_page_seconds = SecondsSince(page_start);
         ++state.pages_done;
         state.generated_tokens += out.generated_tokens;
         state.blocks_done += out.requests;
@@ -250,7 +254,10 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     });
   }
   Status render_status = OkStatus();
-  for (int i = first; i <= last; ++i) {
+  const auto cancelled = [&options] {
+    return options.cancel && options.cancel->load(std::memory_order_relaxed);
+  };
+  for (int i = first; i <= last && !cancelled(); ++i) {
     PageJob job;
     job.page_idx = i;
     const auto render_start = std::chrono::steady_clock::now();
@@ -266,6 +273,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
             EmptyPage(i, static_cast<int>(info.width_pt), static_cast<int>(info.height_pt));
         failed.model = Json::array();
         std::lock_guard lock(progress_mutex);
+        state.last_page_seconds = SecondsSince(render_start);
         ++state.pages_done;
         pages[static_cast<size_t>(i - first)] = std::move(failed);
         if (progress) progress(state);
@@ -303,6 +311,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   }
   queue.Close();
   for (std::thread& t : workers) t.join();
+  if (cancelled()) return Fail(ErrorCode::kCancelled, "{}: parse cancelled", input_path);
   MINERU_RETURN_IF_ERROR(render_status);
 
   Json pdf_info = Json::array();

@@ -16,7 +16,9 @@
 // the outputs and a line in `failed_pages`) while the rest of the document completes.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +43,10 @@ struct DocumentOptions {
   pdf::RenderOptions render;
   image::DecodeOptions image_decode;
   bool table_merge = true;  // cross-page table merge (3.7), with table recognition on
+  // When set and true, the document is abandoned: no further page is rendered, pages in flight
+  // cancel their engine requests (ExtractOptions::cancel), nothing more is written, and
+  // ParseDocument returns kCancelled. Overrides extract.cancel.
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
 struct PageFailure {
@@ -69,13 +75,15 @@ struct DocumentProgress {
   int pages_total = 0;
   int64_t blocks_done = 0;  // recognition requests answered in finished pages
   int64_t generated_tokens = 0;
+  double last_page_seconds = 0;  // wall time of the page that just finished (extract + crops)
 };
 
 // Called after each page completes, one call at a time (from the page threads, under a lock).
 using ProgressFn = std::function<void(const DocumentProgress&)>;
 
 // Errors (the document as a whole): unreadable or unsupported input, a PDF the render helper
-// cannot open, an empty page range, an output directory that cannot be written.
+// cannot open, an empty page range, an output directory that cannot be written, cancellation
+// (kCancelled).
 Result<DocumentResult> ParseDocument(Generator& generator, const std::string& input_path,
                                      const std::string& output_root, const DocumentOptions& options,
                                      const ProgressFn& progress = {}, ThreadPool* pool = nullptr);

@@ -50,6 +50,31 @@ std::string Describe(const engine::GenerationResult& result) {
              : fmt::format("{}: {}", engine::FinishReasonName(result.finish_reason), result.error);
 }
 
+bool Cancelled(const ExtractOptions& options) {
+  return options.cancel && options.cancel->load(std::memory_order_relaxed);
+}
+
+// Handle::Wait that cancels the request when the page is cancelled (the engine then ends it at
+// its next step, so this returns within kCancelPollInterval plus one engine iteration).
+engine::GenerationResult WaitUnlessCancelled(engine::RequestHandle& handle,
+                                             const ExtractOptions& options) {
+  if (!options.cancel) return handle.Wait();
+  bool cancel_sent = false;
+  while (true) {
+    if (std::optional<engine::GenerationResult> r = handle.WaitFor(kCancelPollInterval)) {
+      return std::move(*r);
+    }
+    if (!cancel_sent && Cancelled(options)) {
+      handle.Cancel();
+      cancel_sent = true;
+    }
+  }
+}
+
+tl::unexpected<Error> CancelledError() {
+  return Fail(ErrorCode::kCancelled, "page extraction cancelled");
+}
+
 }  // namespace
 
 Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& page,
@@ -63,13 +88,14 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   std::string last_error;
   std::optional<engine::GenerationResult> layout;
   for (int attempt = 0; attempt < attempts && !layout; ++attempt) {
+    if (Cancelled(options)) return CancelledError();
     auto handle =
         generator.Submit(ImageRequest(thumbnail, kLayoutPrompt, LayoutSampling(), options));
     if (!handle) {
       last_error = handle.error().ToString();
       continue;
     }
-    engine::GenerationResult result = handle->Wait();
+    engine::GenerationResult result = WaitUnlessCancelled(*handle, options);
     out.generated_tokens += result.usage.completion_tokens;
     AddRequestTimings(result, out.timings);
     if (Usable(result)) {
@@ -78,6 +104,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       last_error = Describe(result);
     }
   }
+  if (Cancelled(options)) return CancelledError();
   if (!layout) {
     return Fail(ErrorCode::kUnavailable, "layout detection failed after {} attempts: {}", attempts,
                 last_error);
@@ -131,7 +158,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     for (Pending& p : pending) {
       if (blocks[p.block].content) continue;
       if (p.handle) {
-        engine::GenerationResult result = p.handle->Wait();
+        engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options);
         out.generated_tokens += result.usage.completion_tokens;
         AddRequestTimings(result, out.timings);
         if (Usable(result)) {
@@ -142,6 +169,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       }
       retry.push_back(&p);
     }
+    if (Cancelled(options)) return CancelledError();
     if (attempt == attempts) {
       for (Pending* p : retry) {
         ++out.failed_blocks;

@@ -6,10 +6,13 @@
 //
 // Failure is local: a block whose request fails, times out or is refused is tried again once
 // (options.block_attempts), then left without content and named in the warnings; only a layout
-// step that fails every attempt fails the page.
+// step that fails every attempt fails the page. A cancelled page (ExtractOptions::cancel) stops
+// at once and returns kCancelled.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +37,13 @@ struct ExtractOptions {
   // leaves to the server). A cap bounds the time a degenerate answer can take.
   std::optional<int64_t> max_new_tokens;
   PostProcessOptions post_process;
+  // When set and true, the page is abandoned: requests in flight are cancelled within
+  // kCancelPollInterval, none are retried, and ExtractPage returns kCancelled.
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
+
+// How often a page waiting for the engine looks at ExtractOptions::cancel.
+inline constexpr std::chrono::milliseconds kCancelPollInterval{50};
 
 // Seconds. Request figures are sums over the page's requests of the engine's own timings
 // (requests overlap, so these are request-seconds, not wall time).

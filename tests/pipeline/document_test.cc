@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <regex>
+#include <thread>
 
 #include "../support/scratch.h"
 #include "base/json.h"
@@ -235,6 +236,62 @@ TEST(DocumentTest, PdfPagesInRangeStreamThroughAllInFlight) {
   EXPECT_EQ(middle["pdf_info"][1]["page_idx"], 2);
   EXPECT_TRUE(fs::exists(result->output_dir + "/shapes_origin.pdf"));
   EXPECT_EQ(ReadFile(result->output_dir + "/shapes.md"), "Body text.\n\nBody text.");
+}
+
+// A generator whose requests never answer on their own: each ends (as the engine would) only
+// once the caller cancels it. Counts what was submitted and what was cancelled.
+class HangingGenerator final : public Generator {
+ public:
+  ~HangingGenerator() {
+    stop_ = true;
+    for (std::thread& t : watchers_) t.join();
+  }
+  Result<engine::RequestHandle> Submit(engine::Request) override {
+    auto state = std::make_shared<engine::RequestState>(nullptr);
+    ++submitted_;
+    std::lock_guard lock(mutex_);
+    watchers_.emplace_back([this, state] {
+      while (!state->cancel_requested() && !stop_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      if (state->cancel_requested()) ++cancelled_;
+      engine::GenerationResult result;
+      result.finish_reason = engine::FinishReason::kCancelled;
+      state->Finish(std::move(result));
+    });
+    return engine::RequestHandle(state);
+  }
+  int submitted() const { return submitted_; }
+  int cancelled() const { return cancelled_; }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::thread> watchers_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> submitted_{0}, cancelled_{0};
+};
+
+TEST(DocumentTest, CancelStopsPagesInFlightAndRendersNoMore) {
+  const std::string dir = TestDir();
+  const std::string input = std::string(MINERU_TEST_DATA_DIR) + "/pdf/shapes.pdf";  // 3 pages
+  HangingGenerator generator;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  DocumentOptions options;
+  options.render.helper_path = MINERU_PDF_RENDER_BUILD_PATH;
+  options.pages_in_flight = 1;
+  options.cancel = cancel;
+  std::thread canceller([&] {
+    // Cancel once the first page's layout request is in flight.
+    while (generator.submitted() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    *cancel = true;
+  });
+  auto result = ParseDocument(generator, input, dir + "/out", options);
+  canceller.join();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kCancelled) << result.error().ToString();
+  EXPECT_EQ(generator.submitted(), 1);  // no retry, no later page
+  EXPECT_EQ(generator.cancelled(), 1);  // the request in flight was cancelled
+  EXPECT_FALSE(fs::exists(dir + "/out/shapes/vlm/shapes.md"));
 }
 
 TEST(DocumentTest, BadInputsAreErrors) {
