@@ -12,6 +12,7 @@
 
 #include "../support/scratch.h"
 #include "base/json.h"
+#include "hanging_generator.h"
 #include "image/encode.h"
 #include "image/image.h"
 #include "pipeline/block_requests.h"
@@ -21,6 +22,7 @@ namespace mineru::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::HangingGenerator;
 using testing::ScriptedCall;
 using testing::ScriptedGenerator;
 using testing_support::ReadFile;
@@ -237,39 +239,6 @@ TEST(DocumentTest, PdfPagesInRangeStreamThroughAllInFlight) {
   EXPECT_TRUE(fs::exists(result->output_dir + "/shapes_origin.pdf"));
   EXPECT_EQ(ReadFile(result->output_dir + "/shapes.md"), "Body text.\n\nBody text.");
 }
-
-// A generator whose requests never answer on their own: each ends (as the engine would) only
-// once the caller cancels it. Counts what was submitted and what was cancelled.
-class HangingGenerator final : public Generator {
- public:
-  ~HangingGenerator() {
-    stop_ = true;
-    for (std::thread& t : watchers_) t.join();
-  }
-  Result<engine::RequestHandle> Submit(engine::Request) override {
-    auto state = std::make_shared<engine::RequestState>(nullptr);
-    ++submitted_;
-    std::lock_guard lock(mutex_);
-    watchers_.emplace_back([this, state] {
-      while (!state->cancel_requested() && !stop_) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-      if (state->cancel_requested()) ++cancelled_;
-      engine::GenerationResult result;
-      result.finish_reason = engine::FinishReason::kCancelled;
-      state->Finish(std::move(result));
-    });
-    return engine::RequestHandle(state);
-  }
-  int submitted() const { return submitted_; }
-  int cancelled() const { return cancelled_; }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::thread> watchers_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> submitted_{0}, cancelled_{0};
-};
 
 TEST(DocumentTest, CancelStopsPagesInFlightAndRendersNoMore) {
   const std::string dir = TestDir();

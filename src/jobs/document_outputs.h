@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The files one parsed document produced (pipeline/document.h), held in memory: what the API
+// returns, zips and caches.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace mineru::jobs {
+
+struct DocumentOutputs {
+  std::string name;          // the file stem: <name>.md, <name>_middle.json, ...
+  std::string markdown;      // <name>.md
+  std::string middle_json;   // <name>_middle.json, as written
+  std::string model_json;    // <name>_model.json
+  std::string content_list;  // <name>_content_list.json
+  std::string report;        // <name>_report.json
+  // images/<file name> -> JPEG bytes, sorted by name.
+  std::vector<std::pair<std::string, std::string>> images;
+
+  // Bytes held (what a cache entry costs).
+  uint64_t ByteSize() const;
+};
+
+// Largest output set read back from disk: a document whose outputs are bigger is an error
+// rather than a memory spike.
+inline constexpr uint64_t kDefaultMaxOutputBytes = 1ull << 30;
+
+// Reads <dir>/<name>.md, _middle.json, _model.json, _content_list.json, _report.json and
+// images/*.jpg (as pipeline::ParseDocument writes them into <output>/<name>/vlm).
+Result<DocumentOutputs> ReadDocumentOutputs(const std::string& dir, const std::string& name,
+                                            uint64_t max_bytes = kDefaultMaxOutputBytes);
+
+// Writes them back in the same layout (atomically, file by file).
+Status WriteDocumentOutputs(const DocumentOutputs& outputs, const std::string& dir);
+
+}  // namespace mineru::jobs

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/task_manager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <random>
+#include <span>
+#include <thread>
+#include <unordered_map>
+
+#include "base/json.h"
+#include "base/mapped_file.h"
+#include "image/decode.h"
+
+namespace mineru::jobs {
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+// How often the janitor looks for expired tasks and tasks past their deadline.
+constexpr std::chrono::milliseconds kJanitorInterval{500};
+
+// A random UUID (version 4), as MinerU's task ids.
+std::string NewTaskId() {
+  static std::mutex mutex;
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi, lo;
+  {
+    std::lock_guard lock(mutex);
+    hi = rng();
+    lo = rng();
+  }
+  hi = (hi & ~0xF000ull) | 0x4000ull;        // version 4
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);  // RFC 4122 variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
+                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
+}
+
+bool LooksLikeTaskId(std::string_view name) {
+  if (name.size() != 36) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash != (name[i] == '-')) return false;
+    if (!dash && !std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+  }
+  return true;
+}
+
+// PDF readers accept the header anywhere in the first 1024 bytes.
+bool IsPdfBytes(std::string_view bytes) {
+  return bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos;
+}
+
+bool IsSupportedDocument(std::string_view bytes) {
+  if (IsPdfBytes(bytes)) return true;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  return image::SniffFormat(std::span(data, bytes.size())) != image::ImageFormat::kUnknown;
+}
+
+// A file name we can put on disk: sanitised by the caller; checked again here.
+bool IsPlainFileName(std::string_view name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
+int CountPages(const std::string& middle_json) {
+  auto json = ParseJson(middle_json, "middle.json");
+  if (!json || !json->is_object()) return 0;
+  auto it = json->find("pdf_info");
+  return it != json->end() && it->is_array() ? static_cast<int>(it->size()) : 0;
+}
+
+double SecondsBetween(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+struct Task {
+  TaskInfo info;  // queued_ahead is filled in snapshots
+  std::string dir;
+  std::vector<std::string> input_paths;
+  std::vector<std::string> cache_keys;
+  std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+  bool timed_out = false;
+  bool running = false;           // a task thread holds it
+  bool delete_when_done = false;  // Delete while running: remove once the thread lets go
+  SteadyClock::time_point started;
+  SteadyClock::time_point finished;
+  uint64_t version = 0;  // bumped on every change (orders notifications)
+
+  // Notification delivery, serialised per task; lock order: notify_mutex, then the manager's.
+  struct Sub {
+    TaskManager::Subscriber fn;
+    uint64_t seen = 0;  // highest version delivered to it
+  };
+  std::mutex notify_mutex;
+  std::map<uint64_t, Sub> subscribers;
+};
+
+class TaskManager::Impl {
+ public:
+  Impl(pipeline::Generator& generator, TaskManagerOptions options)
+      : generator_(generator), options_(std::move(options)), cache_(options_.cache_bytes) {}
+
+  ~Impl() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      for (auto& [id, task] : tasks_) task->cancel->store(true);
+    }
+    changed_.notify_all();
+    janitor_wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+    if (janitor_.joinable()) janitor_.join();
+  }
+
+  void Start() {
+    for (int i = 0; i < options_.concurrent_tasks; ++i) workers_.emplace_back([this] { Work(); });
+    janitor_ = std::thread([this] { Janitor(); });
+  }
+
+  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options) {
+    if (files.empty()) return Fail(ErrorCode::kInvalidArgument, "no file was uploaded");
+    if (files.size() > options_.max_task_files) {
+      return Fail(ErrorCode::kResourceExhausted, "{} files in one task; the limit is {}",
+                  files.size(), options_.max_task_files);
+    }
+    for (const TaskInput& f : files) {
+      if (!IsPlainFileName(f.name)) {
+        return Fail(ErrorCode::kInvalidArgument, "bad file name '{}'", f.name);
+      }
+      if (!IsSupportedDocument(f.bytes)) {
+        return Fail(ErrorCode::kInvalidArgument,
+                    "Unsupported file type: {} (expected a PDF or a PNG, JPEG, WebP, TIFF, BMP "
+                    "or GIF image)",
+                    f.name);
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return Fail(ErrorCode::kUnavailable, "the task manager is shutting down");
+      if (pending_.size() >= options_.max_queued_tasks) return QueueFull();
+    }
+
+    auto task = std::make_shared<Task>();
+    task->info.id = NewTaskId();
+    task->info.options = options;
+    task->info.created_at = WallClock::now();
+    task->dir = (fs::path(options_.work_dir) / task->info.id).string();
+    const fs::path input_dir = fs::path(task->dir) / "input";
+    std::error_code ec;
+    fs::create_directories(input_dir, ec);
+    if (ec) return Fail(ErrorCode::kIo, "{}: cannot create: {}", input_dir.string(), ec.message());
+    std::map<std::string, int> stems;
+    for (TaskInput& f : files) {
+      // Output names are file stems (MinerU's); two uploads with one stem get "_2", "_3", ...
+      const fs::path path(f.name);
+      std::string stem = path.stem().string();
+      if (stem.empty()) stem = "document";
+      if (const int n = ++stems[stem]; n > 1) stem += fmt::format("_{}", n);
+      const std::string input = (input_dir / (stem + path.extension().string())).string();
+      const auto* data = reinterpret_cast<const uint8_t*>(f.bytes.data());
+      if (Status written = WriteFileAtomically(input, std::span(data, f.bytes.size())); !written) {
+        fs::remove_all(task->dir, ec);
+        return tl::unexpected(written.error());
+      }
+      task->info.file_names.push_back(f.name);
+      task->info.documents.push_back(stem);
+      task->input_paths.push_back(input);
+      task->cache_keys.push_back(
+          DocumentCacheKey(f.bytes, options_.model_fingerprint, task->info.options));
+      std::string().swap(f.bytes);  // the upload's memory goes as soon as it is on disk
+    }
+    task->info.progress.documents_total = static_cast<int>(files.size());
+
+    std::lock_guard lock(mutex_);
+    if (stopping_ || pending_.size() >= options_.max_queued_tasks) {
+      fs::remove_all(task->dir, ec);
+      if (stopping_) return Fail(ErrorCode::kUnavailable, "the task manager is shutting down");
+      return QueueFull();
+    }
+    tasks_[task->info.id] = task;
+    pending_.push_back(task->info.id);
+    changed_.notify_one();
+    return SnapshotLocked(*task);
+  }
+
+  std::optional<TaskInfo> Get(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) return std::nullopt;
+    return SnapshotLocked(*it->second);
+  }
+
+  Result<std::vector<DocumentOutputs>> Outputs(const std::string& id) const {
+    std::vector<std::pair<std::string, std::string>> dirs;  // (dir, name)
+    {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) return Fail(ErrorCode::kNotFound, "task {} not found", id);
+      const Task& task = *it->second;
+      switch (task.info.status) {
+        case TaskStatus::kPending:
+        case TaskStatus::kProcessing:
+          return Fail(ErrorCode::kUnavailable, "task {} is {}", id,
+                      TaskStatusName(task.info.status));
+        case TaskStatus::kCancelled:
+          return Fail(ErrorCode::kCancelled, "task {} was cancelled", id);
+        case TaskStatus::kFailed:
+          return Fail(ErrorCode::kInternal, "task {} failed: {}", id,
+                      task.info.error.value_or("unknown error"));
+        case TaskStatus::kCompleted:
+          break;
+      }
+      for (const std::string& name : task.info.documents) {
+        dirs.emplace_back(OutputDir(task, name), name);
+      }
+    }
+    std::vector<DocumentOutputs> out;
+    for (const auto& [dir, name] : dirs) {
+      MINERU_ASSIGN_OR_RETURN(DocumentOutputs outputs, ReadDocumentOutputs(dir, name));
+      out.push_back(std::move(outputs));
+    }
+    return out;
+  }
+
+  Result<std::string> InputPath(const std::string& id, size_t document) const {
+    std::lock_guard lock(mutex_);
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) return Fail(ErrorCode::kNotFound, "task {} not found", id);
+    if (document >= it->second->input_paths.size()) {
+      return Fail(ErrorCode::kNotFound, "task {} has no document {}", id, document);
+    }
+    return it->second->input_paths[document];
+  }
+
+  std::optional<TaskInfo> Cancel(const std::string& id) {
+    std::shared_ptr<Task> task;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) return std::nullopt;
+      task = it->second;
+      if (!CancelLocked(*task)) return SnapshotLocked(*task);
+    }
+    Notify(*task);
+    return Get(id);
+  }
+
+  std::optional<TaskInfo> Delete(const std::string& id) {
+    std::shared_ptr<Task> task;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) return std::nullopt;
+      task = it->second;
+      CancelLocked(*task);
+    }
+    Notify(*task);
+    std::lock_guard lock(mutex_);
+    TaskInfo last = SnapshotLocked(*task);
+    tasks_.erase(id);
+    if (task->running) {
+      task->delete_when_done = true;
+    } else {
+      RemoveFiles(*task);
+    }
+    return last;
+  }
+
+  uint64_t Subscribe(const std::string& id, Subscriber subscriber) {
+    std::shared_ptr<Task> task;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) return 0;
+      task = it->second;
+    }
+    std::lock_guard notify(task->notify_mutex);
+    uint64_t version;
+    TaskInfo info;
+    uint64_t token;
+    {
+      std::lock_guard lock(mutex_);
+      info = SnapshotLocked(*task);
+      version = task->version;
+      token = ++next_token_;
+    }
+    if (subscriber(info) && !IsFinal(info.status)) {
+      task->subscribers[token] = {std::move(subscriber), version};
+    }
+    return token;
+  }
+
+  void Unsubscribe(const std::string& id, uint64_t token) {
+    std::shared_ptr<Task> task;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) return;
+      task = it->second;
+    }
+    std::lock_guard notify(task->notify_mutex);
+    task->subscribers.erase(token);
+  }
+
+  TaskCounts Counts() const {
+    std::lock_guard lock(mutex_);
+    TaskCounts c;
+    for (const auto& [id, task] : tasks_) {
+      switch (task->info.status) {
+        case TaskStatus::kPending:
+          ++c.pending;
+          break;
+        case TaskStatus::kProcessing:
+          ++c.processing;
+          break;
+        case TaskStatus::kCompleted:
+          ++c.completed;
+          break;
+        case TaskStatus::kFailed:
+          ++c.failed;
+          break;
+        case TaskStatus::kCancelled:
+          ++c.cancelled;
+          break;
+      }
+    }
+    return c;
+  }
+
+  CacheStats CacheStatistics() const { return cache_.Stats(); }
+  const TaskManagerOptions& options() const { return options_; }
+
+ private:
+  tl::unexpected<Error> QueueFull() const {
+    return Fail(ErrorCode::kResourceExhausted,
+                "the task queue is full ({} tasks waiting); retry later", pending_.size());
+  }
+
+  std::string OutputDir(const Task& task, const std::string& name) const {
+    return (fs::path(task.dir) / "output" / name / "vlm").string();
+  }
+
+  TaskInfo SnapshotLocked(const Task& task) const {
+    TaskInfo info = task.info;
+    if (info.status == TaskStatus::kPending) {
+      auto it = std::find(pending_.begin(), pending_.end(), info.id);
+      info.queued_ahead = static_cast<int>(it - pending_.begin());
+    }
+    return info;
+  }
+
+  void FinishLocked(Task& task, TaskStatus status, std::optional<std::string> error) {
+    task.info.status = status;
+    task.info.error = std::move(error);
+    task.info.completed_at = WallClock::now();
+    task.finished = SteadyClock::now();
+    ++task.version;
+    finished_.push_back(task.info.id);
+  }
+
+  // Returns whether the task changed (it was pending or processing).
+  bool CancelLocked(Task& task) {
+    if (IsFinal(task.info.status)) return false;
+    task.cancel->store(true);
+    if (task.info.status == TaskStatus::kPending) {
+      pending_.erase(std::find(pending_.begin(), pending_.end(), task.info.id));
+    }
+    const bool was_running = task.info.status == TaskStatus::kProcessing;
+    FinishLocked(task, TaskStatus::kCancelled, std::nullopt);
+    if (options_.on_task_finished) {
+      options_.on_task_finished(TaskStatus::kCancelled,
+                                was_running ? SecondsBetween(task.started, task.finished) : 0);
+    }
+    return true;
+  }
+
+  // Delivers the task's current state to its subscribers (in version order; drops those that
+  // return false and, once the state is final, all of them).
+  void Notify(Task& task) {
+    std::lock_guard notify(task.notify_mutex);
+    TaskInfo info;
+    uint64_t version;
+    {
+      std::lock_guard lock(mutex_);
+      info = SnapshotLocked(task);
+      version = task.version;
+    }
+    for (auto it = task.subscribers.begin(); it != task.subscribers.end();) {
+      Task::Sub& sub = it->second;
+      if (sub.seen >= version) {
+        ++it;
+        continue;
+      }
+      sub.seen = version;
+      if (!sub.fn(info)) {
+        it = task.subscribers.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (IsFinal(info.status)) task.subscribers.clear();
+  }
+
+  void RemoveFiles(const Task& task) {
+    std::error_code ec;
+    fs::remove_all(task.dir, ec);
+  }
+
+  void Work() {
+    while (true) {
+      std::shared_ptr<Task> task;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+        if (stopping_) return;
+        task = tasks_.at(pending_.front());
+        pending_.pop_front();
+        task->info.status = TaskStatus::kProcessing;
+        task->info.started_at = WallClock::now();
+        task->started = SteadyClock::now();
+        task->running = true;
+        ++task->version;
+      }
+      Notify(*task);
+      Run(*task);
+      {
+        std::lock_guard lock(mutex_);
+        task->running = false;
+        if (task->delete_when_done) RemoveFiles(*task);
+      }
+      Notify(*task);
+    }
+  }
+
+  // Parses the task's documents one after another (each document's pages overlap in the
+  // engine); a document that fails as a whole fails the task.
+  void Run(Task& task) {
+    std::optional<std::string> error;
+    for (size_t d = 0; d < task.input_paths.size() && !error; ++d) {
+      if (task.cancel->load()) break;
+      error = RunDocument(task, d);
+      std::lock_guard lock(mutex_);
+      ++task.info.progress.documents_done;
+      ++task.version;
+    }
+    std::lock_guard lock(mutex_);
+    if (IsFinal(task.info.status)) return;  // cancelled meanwhile (already counted)
+    TaskStatus status = TaskStatus::kCompleted;
+    if (task.timed_out) {
+      status = TaskStatus::kFailed;
+      error = fmt::format("timed out after {} s", options_.task_timeout.count());
+    } else if (task.cancel->load()) {
+      status = TaskStatus::kCancelled;
+      error.reset();
+    } else if (error) {
+      status = TaskStatus::kFailed;
+    }
+    FinishLocked(task, status, std::move(error));
+    if (options_.on_task_finished) {
+      options_.on_task_finished(status, SecondsBetween(task.started, task.finished));
+    }
+  }
+
+  // nullopt on success, else why the document failed.
+  std::optional<std::string> RunDocument(Task& task, size_t d) {
+    const std::string& name = task.info.documents[d];
+    const std::string out_dir = OutputDir(task, name);
+    const std::string& key = task.cache_keys[d];
+    if (options_.cache_bytes > 0) {
+      std::shared_ptr<const DocumentOutputs> hit = cache_.Get(key);
+      if (options_.on_cache_lookup) options_.on_cache_lookup(hit != nullptr);
+      if (hit) {
+        DocumentOutputs renamed = *hit;
+        renamed.name = name;
+        if (Status written = WriteDocumentOutputs(renamed, out_dir); !written) {
+          return fmt::format("Failed to process file: {}: {}", task.info.file_names[d],
+                             written.error().ToString());
+        }
+        const int pages = CountPages(hit->middle_json);
+        std::lock_guard lock(mutex_);
+        task.info.progress.pages_total += pages;
+        task.info.progress.pages_done += pages;
+        ++task.info.cache_hits;
+        ++task.version;
+        return std::nullopt;
+      }
+    }
+
+    pipeline::DocumentOptions options = options_.document;
+    options.extract.formula = task.info.options.formula;
+    options.extract.table = task.info.options.table;
+    options.start_page = task.info.options.start_page;
+    options.end_page = task.info.options.end_page;
+    options.cancel = task.cancel;
+    TaskProgress base;
+    {
+      std::lock_guard lock(mutex_);
+      base = task.info.progress;
+    }
+    auto progress = [&](const pipeline::DocumentProgress& p) {
+      if (options_.on_page) options_.on_page(p.last_page_seconds);
+      {
+        std::lock_guard lock(mutex_);
+        TaskProgress& now = task.info.progress;
+        now.pages_total = base.pages_total + p.pages_total;
+        now.pages_done = base.pages_done + p.pages_done;
+        now.blocks_done = base.blocks_done + p.blocks_done;
+        now.generated_tokens = base.generated_tokens + p.generated_tokens;
+        ++task.version;
+      }
+      Notify(task);
+    };
+    const std::string output_root = (fs::path(task.dir) / "output").string();
+    auto result =
+        pipeline::ParseDocument(generator_, task.input_paths[d], output_root, options, progress);
+    if (!result) {
+      if (result.error().code == ErrorCode::kCancelled) return std::nullopt;
+      return fmt::format("Failed to process file: {}: {}", task.info.file_names[d],
+                         result.error().message);
+    }
+    // Only complete parses are cached: a failed page may be a passing fault.
+    if (options_.cache_bytes > 0 && result->failed_pages.empty()) {
+      auto outputs = ReadDocumentOutputs(out_dir, name);
+      if (outputs) {
+        outputs->name.clear();  // cached under the content, not the upload's name
+        cache_.Put(key, std::make_shared<const DocumentOutputs>(std::move(*outputs)));
+      }
+    }
+    return std::nullopt;
+  }
+
+  void Janitor() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      janitor_wake_.wait_for(lock, kJanitorInterval);
+      if (stopping_) return;
+      const SteadyClock::time_point now = SteadyClock::now();
+      if (options_.task_timeout.count() > 0) {
+        for (auto& [id, task] : tasks_) {
+          if (task->info.status == TaskStatus::kProcessing && !task->timed_out &&
+              now - task->started > options_.task_timeout) {
+            task->timed_out = true;
+            task->cancel->store(true);
+          }
+        }
+      }
+      // Finished tasks leave in the order they finished: past retention, or beyond the count.
+      while (!finished_.empty()) {
+        auto it = tasks_.find(finished_.front());
+        if (it == tasks_.end()) {  // deleted already
+          finished_.pop_front();
+          continue;
+        }
+        const bool expired = now - it->second->finished >= options_.retention;
+        if (!expired && finished_.size() <= options_.max_retained_tasks) break;
+        if (it->second->running) break;  // its thread still holds the files
+        RemoveFiles(*it->second);
+        tasks_.erase(it);
+        finished_.pop_front();
+      }
+    }
+  }
+
+  pipeline::Generator& generator_;
+  const TaskManagerOptions options_;
+  ResultCache cache_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;       // task threads: a task is pending, or stopping
+  std::condition_variable janitor_wake_;  // the janitor: stopping
+  std::unordered_map<std::string, std::shared_ptr<Task>> tasks_;
+  std::deque<std::string> pending_;
+  std::deque<std::string> finished_;  // ids in the order they finished
+  bool stopping_ = false;
+  uint64_t next_token_ = 0;
+  std::vector<std::thread> workers_;
+  std::thread janitor_;
+};
+
+Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& generator,
+                                                         TaskManagerOptions options) {
+  if (options.work_dir.empty()) {
+    return Fail(ErrorCode::kInvalidArgument, "the task work directory is not set");
+  }
+  if (options.concurrent_tasks < 1) {
+    return Fail(ErrorCode::kInvalidArgument, "concurrent_tasks must be at least 1, not {}",
+                options.concurrent_tasks);
+  }
+  if (options.max_task_files < 1) {
+    return Fail(ErrorCode::kInvalidArgument, "max_task_files must be at least 1");
+  }
+  std::error_code ec;
+  fs::create_directories(options.work_dir, ec);
+  if (ec) {
+    return Fail(ErrorCode::kIo, "{}: cannot create: {}", options.work_dir, ec.message());
+  }
+  // Tasks of an earlier run cannot be reached any more (their ids lived in memory): remove
+  // their directories, and only those (the work directory may be shared).
+  for (const fs::directory_entry& entry : fs::directory_iterator(options.work_dir, ec)) {
+    if (entry.is_directory(ec) && LooksLikeTaskId(entry.path().filename().string())) {
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+  auto impl = std::make_unique<Impl>(generator, std::move(options));
+  impl->Start();
+  return std::unique_ptr<TaskManager>(new TaskManager(std::move(impl)));
+}
+
+TaskManager::TaskManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TaskManager::~TaskManager() = default;
+
+Result<TaskInfo> TaskManager::Submit(std::vector<TaskInput> files, const ParseOptions& options) {
+  return impl_->Submit(std::move(files), options);
+}
+std::optional<TaskInfo> TaskManager::Get(const std::string& id) const { return impl_->Get(id); }
+Result<std::vector<DocumentOutputs>> TaskManager::Outputs(const std::string& id) const {
+  return impl_->Outputs(id);
+}
+Result<std::string> TaskManager::InputPath(const std::string& id, size_t document) const {
+  return impl_->InputPath(id, document);
+}
+std::optional<TaskInfo> TaskManager::Cancel(const std::string& id) { return impl_->Cancel(id); }
+std::optional<TaskInfo> TaskManager::Delete(const std::string& id) { return impl_->Delete(id); }
+uint64_t TaskManager::Subscribe(const std::string& id, Subscriber subscriber) {
+  return impl_->Subscribe(id, std::move(subscriber));
+}
+void TaskManager::Unsubscribe(const std::string& id, uint64_t token) {
+  impl_->Unsubscribe(id, token);
+}
+TaskCounts TaskManager::Counts() const { return impl_->Counts(); }
+CacheStats TaskManager::CacheStatistics() const { return impl_->CacheStatistics(); }
+const TaskManagerOptions& TaskManager::options() const { return impl_->options(); }
+
+}  // namespace mineru::jobs

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs document tasks in the background: a bounded queue of pending tasks, a fixed number of
+// tasks parsed at once (their pages all share the one engine, which batches them), progress
+// that subscribers hear after every page, cancellation, per-task deadlines, the result cache,
+// and retention of finished tasks' files.
+//
+//   auto manager = TaskManager::Create(generator, {.work_dir = "/var/lib/mineru/tasks"});
+//   Result<TaskInfo> task = (*manager)->Submit({{"paper.pdf", bytes}}, {});
+//   ... (*manager)->Get(task->id) ... (*manager)->Outputs(task->id) ...
+//
+// Files: <work_dir>/<task id>/input/<file name> (kept for page previews) and
+// <work_dir>/<task id>/output/<name>/vlm/ (pipeline::ParseDocument's layout). A task's
+// directory is removed when the task is deleted or its retention ends.
+//
+// Thread-safe. Subscriber callbacks run on task threads (and on the threads calling Subscribe,
+// Cancel or Delete), one at a time per task and in order; they must be quick and must not call
+// back into the manager. A subscriber returns false to stop hearing (e.g. its client left).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "jobs/document_outputs.h"
+#include "jobs/result_cache.h"
+#include "jobs/task.h"
+#include "pipeline/document.h"
+#include "pipeline/generator.h"
+
+namespace mineru::jobs {
+
+struct TaskManagerOptions {
+  static constexpr size_t kDefaultMaxQueuedTasks = 64;
+  static constexpr int kDefaultConcurrentTasks = 2;
+  static constexpr size_t kDefaultMaxTaskFiles = 16;
+  static constexpr std::chrono::seconds kDefaultRetention{24 * 3600};  // MinerU's default
+  static constexpr size_t kDefaultMaxRetainedTasks = 1000;
+
+  // Where tasks keep their inputs and outputs; created when missing.
+  std::string work_dir;
+  // Pending tasks beyond which Submit is refused with kResourceExhausted (HTTP 429).
+  size_t max_queued_tasks = kDefaultMaxQueuedTasks;
+  // Tasks being parsed at once.
+  int concurrent_tasks = kDefaultConcurrentTasks;
+  // Files in one task.
+  size_t max_task_files = kDefaultMaxTaskFiles;
+  // A task still running this long after it started is cancelled and fails ("timed out");
+  // zero: no limit.
+  std::chrono::seconds task_timeout{0};
+  // Finished tasks (and their files) are kept this long, then deleted.
+  std::chrono::seconds retention = kDefaultRetention;
+  // Finished tasks kept at most; beyond it the oldest finished ones are deleted first.
+  size_t max_retained_tasks = kDefaultMaxRetainedTasks;
+  // Pipeline settings for every document (page range, formula and table come per task).
+  pipeline::DocumentOptions document;
+  // Identifies the model's weights and settings in cache keys.
+  std::string model_fingerprint;
+  // In-process result cache bound (0: off).
+  uint64_t cache_bytes = kDefaultCacheBytes;
+
+  // Observers for metrics (called on task threads; quick, no calls into the manager).
+  std::function<void(double page_seconds)> on_page;
+  std::function<void(TaskStatus status, double seconds)> on_task_finished;
+  std::function<void(bool hit)> on_cache_lookup;
+};
+
+struct TaskCounts {
+  int64_t pending = 0, processing = 0, completed = 0, failed = 0, cancelled = 0;
+};
+
+class TaskManager {
+ public:
+  using Subscriber = std::function<bool(const TaskInfo& info)>;
+
+  static Result<std::unique_ptr<TaskManager>> Create(pipeline::Generator& generator,
+                                                     TaskManagerOptions options);
+  // Cancels running tasks, drops pending ones and joins the threads.
+  ~TaskManager();
+  TaskManager(const TaskManager&) = delete;
+  TaskManager& operator=(const TaskManager&) = delete;
+
+  // Queues a task. Errors: kInvalidArgument (no files, too many, a bad name, a file that is
+  // neither a PDF nor a supported image), kResourceExhausted (max_queued_tasks pending),
+  // kUnavailable (shutting down), kIo (the work directory).
+  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options);
+
+  std::optional<TaskInfo> Get(const std::string& id) const;
+  // The outputs of a completed task, one per document in order. kNotFound for an unknown id,
+  // kUnavailable while pending or processing, kCancelled/kInternal for cancelled/failed ones.
+  Result<std::vector<DocumentOutputs>> Outputs(const std::string& id) const;
+  // Path of a task's input file `document` (index into TaskInfo::documents).
+  Result<std::string> InputPath(const std::string& id, size_t document) const;
+
+  // Cancels a pending or processing task (it ends kCancelled); a finished one is unchanged.
+  // Returns the task's state afterwards; nullopt for an unknown id.
+  std::optional<TaskInfo> Cancel(const std::string& id);
+  // Cancel, then forget the task and delete its files (once its thread has let go of them).
+  // Returns the last state; nullopt for an unknown id.
+  std::optional<TaskInfo> Delete(const std::string& id);
+
+  // Calls `subscriber` with the task's current state now and after every change until it is
+  // final (the final state is the last call) or it returns false. Returns a token for
+  // Unsubscribe; 0 for an unknown id. Not from within a subscriber.
+  uint64_t Subscribe(const std::string& id, Subscriber subscriber);
+  void Unsubscribe(const std::string& id, uint64_t token);
+
+  TaskCounts Counts() const;
+  CacheStats CacheStatistics() const;
+  const TaskManagerOptions& options() const;
+
+  class Impl;
+
+ private:
+  explicit TaskManager(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mineru::jobs

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: Apache-2.0
+// TaskManager with scripted and hanging generators: a task from submission to outputs with its
+// progress heard in order, the result cache (exact keys, byte-identical hits), the bounded
+// queue, cancellation while pending and while processing, deletion, deadlines, retention, and
+// every refused submission.
+#include "jobs/task_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "../pipeline/hanging_generator.h"
+#include "../pipeline/scripted_generator.h"
+#include "../support/scratch.h"
+#include "image/encode.h"
+#include "image/image.h"
+#include "pipeline/block_requests.h"
+
+namespace mineru::jobs {
+namespace {
+
+namespace fs = std::filesystem;
+using pipeline::testing::HangingGenerator;
+using pipeline::testing::ScriptedCall;
+using pipeline::testing::ScriptedGenerator;
+using std::chrono::milliseconds;
+using testing_support::TestDir;
+
+constexpr std::string_view kLayout =
+    "<|box_start|>100 050 900 100<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>100 120 900 200<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
+    "<|box_start|>100 250 900 450<|box_end|><|ref_start|>image<|ref_end|><|rotate_up|>";
+
+std::optional<std::string> Answer(const ScriptedCall& call) {
+  if (call.prompt == pipeline::kLayoutPrompt) return std::string(kLayout);
+  return "Words on the page.";
+}
+
+std::string PngBytes(int width, int height, uint8_t shade) {
+  auto page = image::MakeImage(width, height, shade, shade, shade);
+  EXPECT_TRUE(page);
+  auto png = image::EncodePng(*page);
+  EXPECT_TRUE(png);
+  return std::string(png->begin(), png->end());
+}
+
+TaskManagerOptions Options(const std::string& dir) {
+  TaskManagerOptions o;
+  o.work_dir = dir + "/tasks";
+  o.model_fingerprint = "test-model";
+  o.document.render.helper_path = MINERU_PDF_RENDER_BUILD_PATH;
+  return o;
+}
+
+// Polls until the task reaches a final state (or 30 s pass: the test then fails).
+TaskInfo WaitFinal(TaskManager& manager, const std::string& id) {
+  for (int i = 0; i < 3000; ++i) {
+    std::optional<TaskInfo> info = manager.Get(id);
+    if (!info) return {};
+    if (IsFinal(info->status)) return *info;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ADD_FAILURE() << "task " << id << " did not finish";
+  return {};
+}
+
+template <class Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 3000 && !pred(); ++i) std::this_thread::sleep_for(milliseconds(10));
+  return pred();
+}
+
+TEST(TaskManagerTest, TaskRunsToOutputsAndSubscribersHearEveryStateInOrder) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager) << manager.error().ToString();
+  auto task = (*manager)->Submit({{"scan.png", PngBytes(400, 300, 250)}}, {});
+  ASSERT_TRUE(task) << task.error().ToString();
+  EXPECT_EQ(task->id.size(), 36u);
+  EXPECT_EQ(task->file_names, std::vector<std::string>{"scan.png"});
+  EXPECT_EQ(task->documents, std::vector<std::string>{"scan"});
+
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<TaskInfo> heard;
+  ASSERT_NE((*manager)->Subscribe(task->id,
+                                  [&](const TaskInfo& info) {
+                                    std::lock_guard lock(mutex);
+                                    heard.push_back(info);
+                                    done.notify_all();
+                                    return true;
+                                  }),
+            0u);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(done.wait_for(lock, std::chrono::seconds(30),
+                              [&] { return !heard.empty() && IsFinal(heard.back().status); }));
+  }
+  const TaskInfo& last = heard.back();
+  EXPECT_EQ(last.status, TaskStatus::kCompleted) << last.error.value_or("");
+  EXPECT_EQ(last.progress.pages_done, 1);
+  EXPECT_EQ(last.progress.pages_total, 1);
+  EXPECT_EQ(last.progress.documents_done, 1);
+  EXPECT_EQ(last.progress.blocks_done, 2);  // title and text (the image is not recognised)
+  EXPECT_TRUE(last.started_at && last.completed_at);
+  for (size_t i = 1; i < heard.size(); ++i) {  // never backwards
+    EXPECT_GE(heard[i].progress.pages_done, heard[i - 1].progress.pages_done);
+    EXPECT_FALSE(IsFinal(heard[i - 1].status));
+  }
+
+  auto outputs = (*manager)->Outputs(task->id);
+  ASSERT_TRUE(outputs) << outputs.error().ToString();
+  ASSERT_EQ(outputs->size(), 1u);
+  const DocumentOutputs& doc = (*outputs)[0];
+  EXPECT_EQ(doc.name, "scan");
+  EXPECT_EQ(doc.markdown.substr(0, 2), "# ");
+  EXPECT_NE(doc.markdown.find("Words on the page."), std::string::npos);
+  EXPECT_NE(doc.middle_json.find("\"pdf_info\""), std::string::npos);
+  EXPECT_EQ(doc.images.size(), 1u);  // the image block's crop
+  auto input = (*manager)->InputPath(task->id, 0);
+  ASSERT_TRUE(input);
+  EXPECT_TRUE(fs::exists(*input));
+  EXPECT_FALSE((*manager)->InputPath(task->id, 1));
+  const TaskCounts counts = (*manager)->Counts();
+  EXPECT_EQ(counts.completed, 1);
+  EXPECT_EQ(counts.pending + counts.processing + counts.failed + counts.cancelled, 0);
+}
+
+TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  int hits = 0, misses = 0;
+  TaskManagerOptions options = Options(dir);
+  options.on_cache_lookup = [&](bool hit) { ++(hit ? hits : misses); };
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const std::string png = PngBytes(400, 300, 250);
+  auto first = (*manager)->Submit({{"a.png", png}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(WaitFinal(**manager, first->id).status, TaskStatus::kCompleted);
+  const size_t calls = generator.calls().size();
+
+  auto second = (*manager)->Submit({{"b.png", png}}, {});  // other name, same bytes
+  ASSERT_TRUE(second);
+  const TaskInfo done = WaitFinal(**manager, second->id);
+  ASSERT_EQ(done.status, TaskStatus::kCompleted);
+  EXPECT_EQ(done.cache_hits, 1);
+  EXPECT_EQ(done.progress.pages_done, 1);
+  EXPECT_EQ(generator.calls().size(), calls);  // the model was not asked again
+  auto a = (*manager)->Outputs(first->id);
+  auto b = (*manager)->Outputs(second->id);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*b)[0].name, "b");
+  EXPECT_EQ((*a)[0].markdown, (*b)[0].markdown);
+  EXPECT_EQ((*a)[0].middle_json, (*b)[0].middle_json);
+  EXPECT_EQ((*a)[0].content_list, (*b)[0].content_list);
+  EXPECT_EQ((*a)[0].images, (*b)[0].images);
+
+  ParseOptions no_formula;
+  no_formula.formula = false;
+  auto third = (*manager)->Submit({{"a.png", png}}, no_formula);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(WaitFinal(**manager, third->id).cache_hits, 0);
+  EXPECT_GT(generator.calls().size(), calls);
+  auto other = (*manager)->Submit({{"a.png", PngBytes(400, 300, 251)}}, {});  // one shade off
+  ASSERT_TRUE(other);
+  EXPECT_EQ(WaitFinal(**manager, other->id).cache_hits, 0);
+  EXPECT_EQ(hits, 1);
+  EXPECT_EQ(misses, 3);
+  const CacheStats stats = (*manager)->CacheStatistics();
+  EXPECT_EQ(stats.hits, 1);
+  EXPECT_EQ(stats.entries, 3);
+}
+
+TEST(TaskManagerTest, QueueIsBoundedAndReportsPlaceInLine) {
+  const std::string dir = TestDir();
+  HangingGenerator generator;
+  TaskManagerOptions options = Options(dir);
+  options.concurrent_tasks = 1;
+  options.max_queued_tasks = 2;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const std::string png = PngBytes(200, 100, 200);
+  auto running = (*manager)->Submit({{"0.png", png}}, {});
+  ASSERT_TRUE(running);
+  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  auto first = (*manager)->Submit({{"1.png", png}}, {});
+  auto second = (*manager)->Submit({{"2.png", png}}, {});
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->queued_ahead, 0);
+  EXPECT_EQ(second->queued_ahead, 1);
+  auto refused = (*manager)->Submit({{"3.png", png}}, {});  // exactly one past the bound
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ((*manager)->Get(running->id)->status, TaskStatus::kProcessing);
+  // Cancelling the first pending task moves the second up.
+  EXPECT_EQ((*manager)->Cancel(first->id)->status, TaskStatus::kCancelled);
+  EXPECT_EQ((*manager)->Get(second->id)->queued_ahead, 0);
+  EXPECT_TRUE((*manager)->Submit({{"3.png", png}}, {}));
+}
+
+TEST(TaskManagerTest, CancelWhileProcessingCancelsTheEngineRequests) {
+  const std::string dir = TestDir();
+  HangingGenerator generator;
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  ASSERT_TRUE(task);
+  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  std::optional<TaskInfo> after = (*manager)->Cancel(task->id);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, TaskStatus::kCancelled);
+  EXPECT_TRUE(Eventually([&] { return generator.cancelled() == 1; }));
+  auto outputs = (*manager)->Outputs(task->id);
+  ASSERT_FALSE(outputs);
+  EXPECT_EQ(outputs.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ((*manager)->Cancel(task->id)->status, TaskStatus::kCancelled);  // idempotent
+  EXPECT_FALSE((*manager)->Cancel("no-such-task"));
+}
+
+TEST(TaskManagerTest, DeleteForgetsTheTaskAndRemovesItsFiles) {
+  const std::string dir = TestDir();
+  HangingGenerator generator;
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  ASSERT_TRUE(task);
+  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  const fs::path task_dir = fs::path(dir) / "tasks" / task->id;
+  EXPECT_TRUE(fs::exists(task_dir));
+  std::optional<TaskInfo> last = (*manager)->Delete(task->id);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->status, TaskStatus::kCancelled);
+  EXPECT_FALSE((*manager)->Get(task->id));
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(task_dir); }));
+  EXPECT_FALSE((*manager)->Delete(task->id));
+}
+
+TEST(TaskManagerTest, TaskPastItsDeadlineFails) {
+  const std::string dir = TestDir();
+  HangingGenerator generator;
+  TaskManagerOptions options = Options(dir);
+  options.task_timeout = std::chrono::seconds(1);
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  ASSERT_TRUE(task);
+  const TaskInfo done = WaitFinal(**manager, task->id);
+  EXPECT_EQ(done.status, TaskStatus::kFailed);
+  EXPECT_NE(done.error.value_or("").find("timed out"), std::string::npos);
+  EXPECT_EQ(generator.cancelled(), 1);
+}
+
+TEST(TaskManagerTest, FinishedTasksLeaveAfterRetentionOrBeyondTheCount) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  TaskManagerOptions options = Options(dir);
+  options.max_retained_tasks = 1;
+  options.cache_bytes = 0;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  auto a = (*manager)->Submit({{"a.png", PngBytes(200, 100, 10)}}, {});
+  ASSERT_TRUE(a);
+  WaitFinal(**manager, a->id);
+  auto b = (*manager)->Submit({{"b.png", PngBytes(200, 100, 20)}}, {});
+  ASSERT_TRUE(b);
+  WaitFinal(**manager, b->id);
+  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(a->id); }));  // the older one went
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "tasks" / a->id));
+  EXPECT_TRUE((*manager)->Get(b->id));
+
+  TaskManagerOptions expiring = Options(dir + "/2");
+  expiring.retention = std::chrono::seconds(0);
+  auto short_lived = TaskManager::Create(generator, expiring);
+  ASSERT_TRUE(short_lived);
+  auto c = (*short_lived)->Submit({{"c.png", PngBytes(200, 100, 30)}}, {});
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(Eventually([&] { return !(*short_lived)->Get(c->id); }));
+}
+
+TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  TaskManagerOptions options = Options(dir);
+  options.max_task_files = 2;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  auto none = (*manager)->Submit({}, {});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::kInvalidArgument);
+  auto text = (*manager)->Submit({{"notes.txt", "just some text"}}, {});
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().message.find("Unsupported file type: notes.txt"), std::string::npos);
+  const std::string png = PngBytes(100, 100, 0);
+  EXPECT_FALSE((*manager)->Submit({{"../x.png", png}}, {}));
+  EXPECT_FALSE((*manager)->Submit({{".hidden.png", png}}, {}));
+  EXPECT_TRUE((*manager)->Submit({{"a.png", png}, {"b.png", png}}, {}));  // at the bound
+  auto three = (*manager)->Submit({{"a.png", png}, {"b.png", png}, {"c.png", png}}, {});
+  ASSERT_FALSE(three);
+  EXPECT_EQ(three.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_FALSE((*manager)->Get("no-such-task"));
+  EXPECT_EQ((*manager)->Outputs("no-such-task").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ((*manager)->Subscribe("no-such-task", [](const TaskInfo&) { return true; }), 0u);
+}
+
+TEST(TaskManagerTest, ADocumentThatCannotBeOpenedFailsTheTask) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  auto task = (*manager)->Submit({{"broken.pdf", "%PDF-1.7\nthis is not a PDF body"}}, {});
+  ASSERT_TRUE(task);
+  const TaskInfo done = WaitFinal(**manager, task->id);
+  EXPECT_EQ(done.status, TaskStatus::kFailed);
+  EXPECT_NE(done.error.value_or("").find("Failed to process file: broken.pdf"), std::string::npos);
+  EXPECT_EQ((*manager)->Outputs(task->id).error().code, ErrorCode::kInternal);
+}
+
+TEST(TaskManagerTest, TwoUploadsWithOneStemGetDistinctNames) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(Answer);
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  auto task = (*manager)->Submit(
+      {{"page.png", PngBytes(200, 100, 1)}, {"page.jpg", PngBytes(200, 100, 2)}}, {});
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->documents, (std::vector<std::string>{"page", "page_2"}));
+  ASSERT_EQ(WaitFinal(**manager, task->id).status, TaskStatus::kCompleted);
+  auto outputs = (*manager)->Outputs(task->id);
+  ASSERT_TRUE(outputs);
+  ASSERT_EQ(outputs->size(), 2u);
+  EXPECT_EQ((*outputs)[1].name, "page_2");
+}
+
+TEST(TaskManagerTest, StaleTaskDirectoriesOfAnEarlierRunAreRemoved) {
+  const std::string dir = TestDir();
+  const fs::path stale = fs::path(dir) / "tasks" / "0d9f1e52-4c1b-4a6e-9f0e-2b8d5c7a1e33";
+  const fs::path other = fs::path(dir) / "tasks" / "keep-me";
+  fs::create_directories(stale);
+  fs::create_directories(other);
+  ScriptedGenerator generator(Answer);
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(other));
+}
+
+}  // namespace
+}  // namespace mineru::jobs
