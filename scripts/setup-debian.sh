@@ -15,14 +15,16 @@ packages=(
   libutf8proc-dev     # Unicode NFC normalisation
   libcurl4-openssl-dev  # model downloads from the Hugging Face Hub
   libboost-dev        # Boost.Beast + Asio (header-only): the HTTP server
+  libzip-dev          # ZIP archives of the outputs
   libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
   libgtest-dev        # tests
   libbenchmark-dev    # kernel micro-benchmarks
   python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema
+  chromium            # the web UI's browser test (tests/webui/e2e.mjs)
 )
-# Node.js and npm (test references and the Qwen vocabulary from the npm registry): any
-# installation will do; Debian's packages only when none is on the PATH.
+# Node.js and npm (the web UI's libraries, test references and the Qwen vocabulary from the
+# npm registry): any installation will do; Debian's packages only when none is on the PATH.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi
