@@ -5,10 +5,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "base/status.h"
 
 namespace mineru::engine {
+
+struct GenerationResult;  // engine/request.h
 
 inline constexpr int64_t kDefaultKvCacheBytes = int64_t{2} << 30;  // 2 GiB
 inline constexpr int64_t kDefaultKvBlockTokens = 32;
@@ -44,6 +47,18 @@ struct EngineOptions {
   int64_t max_images_per_request = kDefaultMaxImagesPerRequest;
   // Context length (prompt + output) at most; 0 = the model's max_position_embeddings.
   int64_t max_context = 0;
+
+  // Observer, not a limit (no flag): called on the engine thread once per request, whatever
+  // its finish reason (also for requests that never ran: cancelled or expired while waiting,
+  // or ended by shutdown), right before its result is delivered to the handle. It must return
+  // quickly (it delays every running sequence) and must not call into the engine; exceptions
+  // it throws are dropped. For metrics.
+  std::function<void(const GenerationResult&)> on_request_finished;
+  // For tests and tracing, not a limit (no flag): called on the engine thread at the top of
+  // every scheduling iteration, before submissions are taken and cancels are seen. It must not
+  // call into the engine. It may block: the engine then stands still between two iterations
+  // (how tests hold a request in a chosen state).
+  std::function<void()> before_iteration;
 
   // kInvalidArgument naming the field when a value is out of range.
   Status Validate() const;

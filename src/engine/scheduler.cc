@@ -28,6 +28,7 @@ void InsertByRank(std::vector<std::unique_ptr<T>>& list, std::unique_ptr<T> item
 }  // namespace
 
 bool Engine::Impl::Iterate() {
+  if (options_.before_iteration) options_.before_iteration();
   TakeSubmissions();
   ExpireAndCancel();
   Admit();
@@ -370,6 +371,13 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.logits = std::move(seq->logits);
   ++local_.finished[static_cast<int>(reason)];
   finished_.push_back(seq);
+  if (options_.on_request_finished) {
+    try {
+      options_.on_request_finished(result);
+    } catch (...) {
+      // An observer must not take the engine thread down; the request still finishes.
+    }
+  }
   seq->state->Finish(std::move(result));
 }
 

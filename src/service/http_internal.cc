@@ -168,7 +168,7 @@ HttpResponse HttpResponse::EventStream(SseStart start) {
 
 const Handler* internal::Router::Match(std::string_view method, std::string_view path,
                                        std::map<std::string, std::string>* params,
-                                       std::string* allow) const {
+                                       std::string* allow, std::string* pattern) const {
   std::vector<std::string_view> segments = SplitPath(path);
   const internal::RouteEntry* best = nullptr;
   std::vector<std::string> allowed;
@@ -200,6 +200,7 @@ const Handler* internal::Router::Match(std::string_view method, std::string_view
       (*params)[p.substr(1, p.size() - 2)] = std::string(segments[i]);
     }
   }
+  if (pattern != nullptr) *pattern = best->pattern;
   return &best->handler;
 }
 
@@ -207,6 +208,7 @@ void internal::Router::Add(std::string method, std::string_view pattern, Handler
   MINERU_CHECK(!pattern.empty() && pattern.front() == '/', "bad route pattern {}", pattern);
   RouteEntry entry;
   entry.method = std::move(method);
+  entry.pattern = std::string(pattern);
   for (std::string_view seg : SplitPath(pattern)) {
     bool is_param = seg.size() >= 2 && seg.front() == '{' && seg.back() == '}';
     if (!is_param) ++entry.literal_count;

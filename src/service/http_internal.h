@@ -31,6 +31,7 @@ std::string FormatSseEvent(std::string_view event, std::string_view data);
 
 struct RouteEntry {
   std::string method;
+  std::string pattern;                // as added, e.g. "/v1/tasks/{id}"
   std::vector<std::string> segments;  // "{name}" marks a parameter
   int literal_count = 0;
   Handler handler;
@@ -40,11 +41,12 @@ struct RouteEntry {
 class Router {
  public:
   void Add(std::string method, std::string_view pattern, Handler handler);
-  // The handler for method + path, filling params; nullptr when none, with allow set to the
-  // methods the path has ("" for 404, "GET, POST" for 405). The route with the most literal
-  // segments wins.
+  // The handler for method + path, filling params (and *pattern with the route's pattern when
+  // not null); nullptr when none, with allow set to the methods the path has ("" for 404,
+  // "GET, POST" for 405). The route with the most literal segments wins.
   const Handler* Match(std::string_view method, std::string_view path,
-                       std::map<std::string, std::string>* params, std::string* allow) const;
+                       std::map<std::string, std::string>* params, std::string* allow,
+                       std::string* pattern = nullptr) const;
 
  private:
   std::vector<RouteEntry> routes_;

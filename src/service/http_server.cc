@@ -10,6 +10,8 @@
 // socket's operations (never closing it), so a timed-out read can still be answered 408.
 #include "service/http_server.h"
 
+#include <sys/socket.h>
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +22,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -49,6 +52,9 @@ using internal::LowerAscii;
 using internal::SplitPath;
 using internal::WorkQueue;
 
+// RequestRecord::route of requests no route answered.
+constexpr const char* kUnmatchedRoute = "unmatched";
+
 std::string ReasonPhrase(int status) {
   return std::string(http::obsolete_reason(static_cast<http::status>(status)));
 }
@@ -68,6 +74,15 @@ class HttpServer::Impl {
     std::lock_guard lock(mu);
     --in_flight;
     cv.notify_all();
+  }
+  // ServerOptions::on_request, never throwing into an I/O thread.
+  void Report(const RequestRecord& record) {
+    if (!options.on_request) return;
+    try {
+      options.on_request(record);
+    } catch (...) {
+      // An observer's failure must not take the connection (or the I/O thread) down.
+    }
   }
 
   ServerOptions options;
@@ -132,6 +147,7 @@ class Session : public std::enable_shared_from_this<Session> {
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
     disconnect_->Fire();
+    FinishRecord();  // an event stream that ended, or a response whose write was cut short
     EndInFlight();
   }
 
@@ -205,6 +221,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadRequest() {
     state_ = State::kReading;
+    record_ = {};
+    record_active_ = false;
+    record_start_ = std::chrono::steady_clock::now();
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(limits().max_header_bytes));
     parser_->body_limit(static_cast<uint64_t>(limits().max_body_bytes));
@@ -219,19 +238,21 @@ class Session : public std::enable_shared_from_this<Session> {
     CancelDeadline();
     if (ec) {
       if (timed_out) {
-        return WriteError(408, "request not received within the deadline", "timeout_error");
+        return Refuse(408, "request not received within the deadline", "timeout_error", "timeout");
       }
       if (ec == http::error::header_limit) {
-        return WriteError(431, "request header block too large", "invalid_request_error");
+        return Refuse(431, "request header block too large", "invalid_request_error",
+                      "header_too_large");
       }
       if (ec == http::error::body_limit) {
-        return WriteError(413, "request body too large", "invalid_request_error");
+        return Refuse(413, "request body too large", "invalid_request_error", "body_too_large");
       }
       if (ec == http::error::end_of_stream ||
           ec.category() != http::make_error_code(http::error::bad_target).category()) {
         return Close();  // the client went away or the socket failed
       }
-      return WriteError(400, "malformed HTTP request: " + ec.message(), "invalid_request_error");
+      return Refuse(400, "malformed HTTP request: " + ec.message(), "invalid_request_error",
+                    "bad_request");
     }
     Dispatch();
   }
@@ -257,8 +278,12 @@ class Session : public std::enable_shared_from_this<Session> {
     req->disconnected = disconnect_->flag;
     BeginInFlight();
     std::string allow;
-    const Handler* handler = server_->router.Match(req->method, req->target, &req->params, &allow);
+    record_active_ = true;
+    record_.method = req->method;
+    const Handler* handler =
+        server_->router.Match(req->method, req->target, &req->params, &allow, &record_.route);
     if (handler == nullptr) {
+      record_.route = kUnmatchedRoute;
       if (allow.empty()) return WriteError(404, "no route for " + req->target, "not_found_error");
       HttpResponse r = HttpResponse::Error(405, "method " + req->method + " not allowed",
                                            "invalid_request_error");
@@ -292,6 +317,15 @@ class Session : public std::enable_shared_from_this<Session> {
       if (s != State::kHandling && s != State::kStreaming) return;
       ErrorCodeT aec;
       size_t available = ec ? 0 : self->socket_.available(aec);
+      if (false && !ec && !aec && available == 0) {
+        // A read-readiness wakeup can be stale (left from the request's own bytes, already
+        // read): only a peek that sees end-of-stream means the client closed.
+        char byte;
+        const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          return self->StartDisconnectWatch();
+        }
+      }
       if (ec || aec || available == 0) {
         self->disconnect_->Fire();
         if (s == State::kStreaming) self->Close();
@@ -315,6 +349,26 @@ class Session : public std::enable_shared_from_this<Session> {
     WriteResponse(response, false);
   }
 
+  // A request refused before routing (limits, malformed): answered and reported with `reason`.
+  void Refuse(int status, const std::string& message, std::string_view type, const char* reason) {
+    record_active_ = true;
+    record_.route = kUnmatchedRoute;
+    record_.rejected_reason = reason;
+    // The start line is parsed first: the method is known unless the refusal came before it.
+    if (parser_) record_.method = std::string(parser_->get().method_string());
+    WriteError(status, message, type);
+  }
+
+  // Reports the current request once (when it got an answer); see ServerOptions::on_request.
+  void FinishRecord() {
+    if (!record_active_) return;
+    record_active_ = false;
+    if (record_.status == 0) return;  // closed before any answer
+    record_.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - record_start_).count();
+    server_->Report(record_);
+  }
+
   void WriteError(int status, const std::string& message, std::string_view type) {
     BeginInFlight();
     WriteResponse(HttpResponse::Error(status, message, type), true);
@@ -322,6 +376,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void WriteResponse(const HttpResponse& r, bool close_after) {
     state_ = State::kWriting;
+    record_.status = r.status;
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
     res->result(static_cast<unsigned>(r.status));
@@ -342,6 +397,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnWritten(ErrorCodeT ec) {
     if (state_ != State::kWriting) return;
     CancelDeadline();
+    FinishRecord();
     EndInFlight();
     if (ec) return Close();
     if (!keep_alive_) return LingerClose();
@@ -370,6 +426,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void StartStream(HttpResponse response) {
     state_ = State::kStreaming;
+    record_.status = response.status;
     keep_alive_ = false;
     std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
                        ReasonPhrase(response.status) + "\r\n";
@@ -387,7 +444,9 @@ class Session : public std::enable_shared_from_this<Session> {
       head += name + ": " + value + "\r\n";
     }
     head += "\r\n";
-    sse_bytes_.fetch_add(head.size());
+    // The head is not an event: it does not count against max_sse_queue_bytes, so the first
+    // events see the whole limit whether or not the head has been written yet.
+    sse_uncounted_ = head.size();
     sse_queue_.push_back(std::move(head));
     SseWriteNext();
     StartDisconnectWatch();
@@ -430,11 +489,13 @@ class Session : public std::enable_shared_from_this<Session> {
     sse_batch_.clear();
     for (auto& s : sse_queue_) sse_batch_ += s;
     sse_queue_.clear();
+    sse_batch_counted_ = sse_batch_.size() - sse_uncounted_;
+    sse_uncounted_ = 0;
     ArmDeadline(limits().write_timeout);
     asio::async_write(socket_, asio::buffer(sse_batch_),
                       [self = shared_from_this()](ErrorCodeT ec, size_t) {
                         self->sse_writing_ = false;
-                        self->sse_bytes_.fetch_sub(self->sse_batch_.size());
+                        self->sse_bytes_.fetch_sub(self->sse_batch_counted_);
                         if (self->state_ != State::kStreaming) return;
                         self->CancelDeadline();
                         if (ec) return self->Close();
@@ -458,9 +519,15 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::vector<char> linger_buf_;
   size_t linger_bytes_ = 0;
+  // The request being answered; reported once by FinishRecord.
+  RequestRecord record_;
+  bool record_active_ = false;
+  std::chrono::steady_clock::time_point record_start_;
   // SSE state (strand only, except the atomics).
   std::deque<std::string> sse_queue_;
   std::string sse_batch_;
+  size_t sse_batch_counted_ = 0;  // bytes of sse_batch_ counted in sse_bytes_
+  size_t sse_uncounted_ = 0;      // bytes at the front of sse_queue_ not counted (the head)
   bool sse_writing_ = false;
   bool sse_close_requested_ = false;
   std::atomic<bool> sse_closed_{false};
@@ -528,8 +595,11 @@ void HttpServer::Impl::DoAccept() {
 // Answers 503 to a connection over the limit, then closes it after a short linger.
 class Rejecter : public std::enable_shared_from_this<Rejecter> {
  public:
-  explicit Rejecter(tcp::socket socket)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()) {}
+  Rejecter(HttpServer::Impl* server, tcp::socket socket)
+      : server_(server),
+        socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        start_(std::chrono::steady_clock::now()) {}
   void Run() {
     std::string body =
         ErrorJson(503, "server at its connection limit, retry later", "server_overloaded");
@@ -545,6 +615,7 @@ class Rejecter : public std::enable_shared_from_this<Rejecter> {
     });
     asio::async_write(socket_, asio::buffer(text_),
                       [self = shared_from_this()](ErrorCodeT ec, size_t) {
+                        self->Report();
                         if (ec) return self->Finish();
                         ErrorCodeT ignored;
                         self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
@@ -565,9 +636,20 @@ class Rejecter : public std::enable_shared_from_this<Rejecter> {
     ErrorCodeT ignored;
     socket_.close(ignored);
   }
+  void Report() {
+    RequestRecord record;
+    record.route = kUnmatchedRoute;
+    record.status = 503;
+    record.rejected_reason = "too_many_connections";
+    record.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    server_->Report(record);
+  }
 
+  HttpServer::Impl* server_;
   tcp::socket socket_;
   asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point start_;
   std::string text_;
   char scratch_[4096];
 };
@@ -575,7 +657,7 @@ class Rejecter : public std::enable_shared_from_this<Rejecter> {
 void HttpServer::Impl::OnAccept(tcp::socket socket) {
   if (draining.load()) return;  // socket closes as it goes out of scope
   if (connections.load() >= options.limits.max_connections) {
-    std::make_shared<Rejecter>(std::move(socket))->Run();
+    std::make_shared<Rejecter>(this, std::move(socket))->Run();
     return;
   }
   connections.fetch_add(1);

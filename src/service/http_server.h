@@ -144,12 +144,32 @@ struct ServerLimits {
   size_t max_sse_queue_bytes = kDefaultMaxSseQueueBytes;
 };
 
+// One request as the server saw it, for metrics and access logs.
+struct RequestRecord {
+  std::string method;  // as sent; "" when the server refused before reading it
+  // The matched route pattern ("/v1/tasks/{id}"), or "unmatched" (404, 405, refusals): never
+  // the raw path, so a metric label keyed on it has bounded cardinality.
+  std::string route;
+  int status = 0;
+  // From the request's first byte (accept, for too_many_connections) until its response was
+  // written (for event streams: until the stream ended).
+  double seconds = 0;
+  // Why the server refused it before any handler ran: "header_too_large" (431),
+  // "body_too_large" (413), "timeout" (408), "too_many_connections" (503), "bad_request" (400);
+  // "" when routing or a handler answered.
+  std::string rejected_reason;
+};
+
 struct ServerOptions {
   std::string host = "127.0.0.1";  // loopback unless told otherwise
   int port = 8000;                 // 0 picks a free port (see HttpServer::port())
   int io_threads = 1;
   int handler_threads = 4;
   ServerLimits limits;
+  // Called once per answered request, after its response was written or writing it failed
+  // (event streams: when the stream ends); not for a connection closed before an answer. Runs
+  // on an I/O thread: it must be quick and thread-safe. Exceptions it throws are dropped.
+  std::function<void(const RequestRecord&)> on_request;
 };
 
 class HttpServer {
