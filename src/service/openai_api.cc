@@ -60,22 +60,32 @@ HttpResponse RequestError(const Error& error) {
   return ErrorResponse(400, error.message, "invalid_request_error");
 }
 
-// Errors of Engine::Submit: a full queue is 429 with Retry-After, a refused request 400, a
-// stopping engine 503, anything else 500.
+// Errors of Engine::Submit: a full queue is 429, a stopping engine 503 (both with Retry-After),
+// a refused request 400, anything else 500.
 HttpResponse SubmitError(const Error& error) {
+  HttpResponse r;
   switch (error.code) {
-    case ErrorCode::kResourceExhausted: {
-      HttpResponse r = ErrorResponse(429, error.message, "rate_limit_error", "rate_limit_exceeded");
-      r.headers["Retry-After"] = "1";
-      return r;
-    }
+    case ErrorCode::kResourceExhausted:
+      r = ErrorResponse(429, error.message, "rate_limit_error", "rate_limit_exceeded");
+      break;
     case ErrorCode::kInvalidArgument:
       return ErrorResponse(400, error.message, "invalid_request_error");
     case ErrorCode::kUnavailable:
-      return ErrorResponse(503, error.message, "unavailable_error");
+      r = ErrorResponse(503, error.message, "unavailable_error", "service_unavailable");
+      break;
     default:
       return ErrorResponse(500, error.message, "server_error");
   }
+  r.headers["Retry-After"] = std::to_string(kRetryAfterSeconds);
+  return r;
+}
+
+// The answer to a request that reached OpenAiOptions::request_timeout.
+constexpr std::string_view kTimeoutType = "timeout_error";
+constexpr std::string_view kTimeoutCode = "request_timeout";
+std::string TimeoutMessage(std::chrono::milliseconds timeout) {
+  return "the request did not finish within the server's request timeout of " +
+         std::to_string(timeout.count()) + " ms (--chat-timeout)";
 }
 
 // "application/json" with any parameters, case-insensitively.
@@ -153,28 +163,46 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 // One image part's URL to pixels. `where` names the part ("messages[1].content[0]").
 Result<image::RgbImage> LoadImage(std::string_view url, const OpenAiOptions& options,
                                   const std::string& where) {
-  if (StartsWith(url, "http://") || StartsWith(url, "https://")) {
-    if (options.allow_remote_images) {
+  std::vector<uint8_t> bytes;
+  if (IsHttpUrl(url)) {
+    if (!options.allow_remote_images) {
       return Fail(ErrorCode::kInvalidArgument,
-                  "{}: fetching remote image URLs is not supported; send a data: URL", where);
+                  "{}: remote image URLs are not allowed on this server (start it with "
+                  "--allow-remote-images to fetch them); send a data: URL "
+                  "(data:image/png;base64,...)",
+                  where);
     }
+    FetchLimits limits;
+    limits.max_bytes = options.max_image_bytes;
+    limits.timeout = options.remote_image_timeout;
+    limits.max_redirects = options.remote_image_max_redirects;
+    auto fetched = FetchUrl(url, limits);
+    if (!fetched) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: cannot fetch the image: {}", where,
+                  fetched.error().message);
+    }
+    bytes.assign(fetched->begin(), fetched->end());
+  } else if (StartsWith(url, "data:")) {
+    auto data = image::ParseDataUrl(url, options.max_image_bytes);
+    if (!data) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: bad image data URL: {}", where,
+                  data.error().message);
+    }
+    if (!StartsWith(data->mime_type, "image/")) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: data URL type '{}' is not an image", where,
+                  data->mime_type);
+    }
+    bytes = std::move(data->bytes);
+  } else {
+    // file:// would read the server's own files; other schemes have no meaning here.
     return Fail(ErrorCode::kInvalidArgument,
-                "{}: remote image URLs are not allowed; send a data: URL "
-                "(data:image/png;base64,...)",
+                "{}: image URLs must be data: URLs (or http(s):// where the server allows "
+                "remote images); this scheme is never fetched",
                 where);
-  }
-  auto data = image::ParseDataUrl(url, options.max_image_bytes);
-  if (!data) {
-    return Fail(ErrorCode::kInvalidArgument, "{}: bad image data URL: {}", where,
-                data.error().message);
-  }
-  if (!StartsWith(data->mime_type, "image/")) {
-    return Fail(ErrorCode::kInvalidArgument, "{}: data URL type '{}' is not an image", where,
-                data->mime_type);
   }
   image::DecodeOptions decode;
   decode.limits.max_bytes = options.max_image_bytes;
-  auto decoded = image::DecodeImage(data->bytes, decode);
+  auto decoded = image::DecodeImage(bytes, decode);
   if (!decoded) {
     return Fail(ErrorCode::kInvalidArgument, "{}: unsupported or corrupt image: {}", where,
                 decoded.error().message);
@@ -461,6 +489,7 @@ class TextAssembler {
 struct Outcome {
   std::string finish_reason;  // "stop" or "length"; empty on failure
   std::string error;          // the failure
+  bool timed_out = false;     // the failure is the request's deadline
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
 };
@@ -504,6 +533,10 @@ Outcome Drive(engine::RequestHandle& handle, TextAssembler& text, const std::fun
     outcome.finish_reason = "stop";
   } else if (result.finish_reason == engine::FinishReason::kLength) {
     outcome.finish_reason = "length";
+  } else if (result.finish_reason == engine::FinishReason::kDeadline) {
+    outcome.timed_out = true;
+    outcome.error = "deadline";
+    return outcome;
   } else {
     outcome.error = result.error.empty()
                         ? "generation ended: " + std::string(FinishReasonName(result.finish_reason))
@@ -536,6 +569,7 @@ struct Api {
   }
 
   HttpResponse ChatCompletions(const HttpRequest& http) const {
+    const engine::Clock::time_point arrival = engine::Clock::now();
     if (!IsJsonContentType(http.Header("Content-Type"))) {
       return ErrorResponse(415, "Content-Type must be application/json", "invalid_request_error");
     }
@@ -545,6 +579,9 @@ struct Api {
     }
     auto parsed = ParseChatRequest(*body, options);
     if (!parsed) return RequestError(parsed.error());
+    if (options.request_timeout.count() > 0) {
+      parsed->request.deadline = arrival + options.request_timeout;
+    }
     const text::Tokenizer* tokenizer = engine.tokenizer();
     if (tokenizer == nullptr) {
       return ErrorResponse(500, "the model has no tokenizer.json", "server_error");
@@ -559,6 +596,10 @@ struct Api {
     const Outcome o = Drive(
         *handle, *text, [&] { return disconnected->load(); },
         [](const std::string&) { return true; });
+    if (o.timed_out) {
+      return ErrorResponse(504, TimeoutMessage(options.request_timeout), kTimeoutType,
+                           kTimeoutCode);
+    }
     if (!o.error.empty()) return ErrorResponse(500, o.error, "server_error");
     Json choice{{"index", 0},
                 {"message", {{"role", "assistant"}, {"content", text->text()}}},
@@ -580,6 +621,7 @@ struct Api {
     const std::string id = CompletionId();
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     const std::string model = options.model_id;
+    const std::chrono::milliseconds timeout = options.request_timeout;
     auto shared_handle = std::make_shared<engine::RequestHandle>(std::move(handle));
     return HttpResponse::EventStream([=](std::shared_ptr<SseWriter> writer) {
       auto chunk = [&](Json delta, Json finish_reason) {
@@ -593,6 +635,8 @@ struct Api {
                              {"model", model},
                              {"choices", Json::array({choice})}});
       };
+      // Cancel the moment the client goes away (Drive only polls): no token after it.
+      writer->OnDisconnect([shared_handle] { shared_handle->Cancel(); });
       writer->Send("", chunk(Json{{"role", "assistant"}, {"content", ""}}, nullptr));
       const Outcome o = Drive(
           *shared_handle, *text, [&] { return writer->disconnected(); },
@@ -600,7 +644,9 @@ struct Api {
             return writer->Send("", chunk(Json{{"content", delta}}, nullptr));
           });
       if (writer->disconnected()) return;
-      if (!o.error.empty()) {
+      if (o.timed_out) {
+        writer->Send("", ErrorBody(TimeoutMessage(timeout), kTimeoutType, kTimeoutCode));
+      } else if (!o.error.empty()) {
         writer->Send("", ErrorBody(o.error, "server_error", {}));
       } else {
         writer->Send("", chunk(Json::object(), o.finish_reason));

@@ -12,30 +12,53 @@
 // Rules:
 // * The request body must be Content-Type application/json (else 415) holding an object.
 // * "model", when present, must equal model_id (else 404, code "model_not_found").
-// * Images travel as data URLs ("data:image/png;base64,..."); remote URLs are refused (400).
+// * Images travel as data URLs ("data:image/png;base64,..."). http:// and https:// URLs are
+//   fetched only when allow_remote_images is set (url_fetch.h: http(s) redirects only, bounded
+//   size and time), else refused with 400 naming the flag that allows them; file:// and every
+//   other scheme are always refused (400).
+// * Backpressure: a full engine queue (max_waiting) answers 429, a stopping engine 503, both
+//   with Retry-After: kRetryAfterSeconds.
+// * request_timeout bounds each chat request from its arrival (queueing, images and
+//   generation). A request that reaches it answers 504 (type "timeout_error", code
+//   "request_timeout"); a stream that already started gets that error as an event, then
+//   [DONE]. Not the partial text with finish_reason "length": MinerU's client accepts "length"
+//   with only a warning, so a truncated page would silently enter the document, while an error
+//   makes the client retry or report the page.
 // * Every error is OpenAI's shape plus vLLM's marker, which MinerU's client checks:
 //   {"object":"error","error":{"message","type","param","code"}}.
 // * Handlers block a handler thread for the whole generation (streams too), so the server's
 //   handler_threads bounds how many requests generate at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
 #include "engine/engine.h"
 #include "image/decode.h"
 #include "service/http_server.h"
+#include "service/url_fetch.h"
 
 namespace mineru::service {
+
+inline constexpr std::chrono::milliseconds kDefaultChatRequestTimeout{600'000};
+// Seconds a client is told to wait (Retry-After) when the engine's queue is full or it stops.
+inline constexpr int kRetryAfterSeconds = 1;
 
 struct OpenAiOptions {
   // The served model name: the one entry of /v1/models and the only accepted "model".
   std::string model_id = "mineru";
-  // Largest decoded image (bytes of the encoded file inside one data URL).
+  // Largest image: bytes of the encoded file inside one data URL, or fetched from a URL.
   uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
-  // Fetching http(s) image URLs is not implemented: such URLs are refused either way; the
-  // message says whether the server forbids them or cannot fetch them.
+  // Fetch http:// and https:// image URLs (--allow-remote-images); off by default because a
+  // server that fetches URLs its clients name can be steered at internal addresses.
   bool allow_remote_images = false;
+  // Bounds of one remote image fetch (max_bytes is max_image_bytes).
+  std::chrono::milliseconds remote_image_timeout = kDefaultFetchTimeout;
+  int remote_image_max_redirects = kDefaultFetchMaxRedirects;
+  // One chat request from arrival to its last byte of output; 0 = none. MinerU's client gives
+  // up reading after 600 s, so work past that is wasted.
+  std::chrono::milliseconds request_timeout = kDefaultChatRequestTimeout;
 };
 
 // Registers the routes; `engine` must outlive the server.

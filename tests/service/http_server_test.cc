@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // HttpServer against a hand-written POSIX socket client: routing, each limit at its boundary,
-// keep-alive, the connection cap, SSE streaming and disconnects, drain and concurrency.
+// keep-alive, the connection cap, SSE streaming and disconnects, drain and concurrency, and a
+// client too slow to read (write_timeout, max_sse_queue_bytes).
 #include "service/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../support/http_client.h"
@@ -465,6 +470,137 @@ TEST(HttpServerStartTest, BindErrorsAreErrors) {
   options.port = 0;
   EXPECT_FALSE(third.Start(options));
   first.Stop(milliseconds(0));
+}
+
+// A client too slow for the server: a tiny receive buffer (SO_RCVBUF set before connecting, so
+// the TCP window stays small) and reads only when told to.
+class SlowReader {
+ public:
+  explicit SlowReader(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int size = 4096;
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    timeval timeout{60, 0};  // a hung server fails the test instead of hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~SlowReader() { close(fd_); }
+  SlowReader(const SlowReader&) = delete;
+  SlowReader& operator=(const SlowReader&) = delete;
+
+  bool Send(std::string_view data) {
+    return connected_ &&
+           send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+  }
+  // Reads until at least n bytes have arrived in all; false on EOF, error or timeout.
+  bool ReadAtLeast(size_t n) {
+    while (received_ < n) {
+      if (ReadSome() <= 0) return false;
+    }
+    return true;
+  }
+  // Reads until the server ends the connection (EOF or reset): true; false on a timeout.
+  bool ReadToEnd() {
+    while (true) {
+      const ssize_t n = ReadSome();
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+      if (n < 0) return false;
+    }
+  }
+  size_t received() const { return received_; }
+
+ private:
+  ssize_t ReadSome() {
+    char buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n > 0) received_ += static_cast<size_t>(n);
+    return n;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  size_t received_ = 0;
+};
+
+// Far more than the socket buffers of both ends hold (4 MiB send, a tiny receive buffer), so a
+// client that stops reading stops the write.
+constexpr size_t kUnwritableBytes = size_t{32} << 20;
+
+TEST_F(HttpServerTest, WriteTimeoutClosesAConnectionThatStopsReading) {
+  options_.limits.write_timeout = milliseconds(300);
+  server_.Route("GET", "/large", [](const HttpRequest&) {
+    return HttpResponse::Text(200, std::string(kUnwritableBytes, 'x'));
+  });
+  StartServer();
+  SlowReader slow(server_.port());
+  ASSERT_TRUE(slow.Send(Get("/large")));
+  ASSERT_TRUE(slow.ReadAtLeast(1));  // the response is being written (the connection is open)
+  // No more reading: the write cannot finish, and write_timeout closes the connection.
+  EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
+  EXPECT_EQ(server_.in_flight_requests(), 0u);
+  // The client gets what the kernels had buffered, then the end; never the whole response.
+  EXPECT_TRUE(slow.ReadToEnd());
+  EXPECT_LT(slow.received(), kUnwritableBytes);
+  auto r = RoundTrip(server_.port(), Get("/health"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+// max_sse_queue_bytes counts event bytes not yet written (the response head is not an event).
+// The client reads nothing and the first event is larger than the socket buffers, so it stays
+// unwritten: an event filling the limit exactly is accepted, one byte more is refused, and a
+// refusal closes the connection.
+TEST_F(HttpServerTest, SseQueueLimitExactlyAcceptedOneMoreRefused) {
+  constexpr size_t kLimit = kUnwritableBytes / 2;
+  constexpr size_t kFraming = 8;  // "data: " and "\n\n" around a one-line payload
+  options_.limits.max_sse_queue_bytes = kLimit;
+  options_.limits.sse_heartbeat = std::chrono::hours(1);  // no ping joins the queue
+  struct Sent {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::pair<bool, bool>> results;  // (first Send, second Send) per stream
+  };
+  auto sent = std::make_shared<Sent>();
+  server_.Route("GET", "/flood", [sent](const HttpRequest& request) {
+    const size_t first = request.query == "over" ? kLimit + 1 : kLimit;
+    return HttpResponse::EventStream([sent, first](std::shared_ptr<SseWriter> w) {
+      const bool a = w->Send("", std::string(first - kFraming, 'a'));
+      const bool b = w->Send("", "b");
+      std::lock_guard lock(sent->mu);
+      sent->results.emplace_back(a, b);
+      sent->cv.notify_all();
+    });
+  });
+  StartServer();
+  for (const std::string query : {"", "over"}) {
+    const size_t streams = sent->results.size();
+    SlowReader slow(server_.port());
+    ASSERT_TRUE(slow.Send(Get("/flood?" + query)));
+    std::pair<bool, bool> result;
+    {
+      std::unique_lock lock(sent->mu);
+      ASSERT_TRUE(sent->cv.wait_for(lock, std::chrono::seconds(60),
+                                    [&] { return sent->results.size() > streams; }));
+      result = sent->results.back();
+    }
+    if (query.empty()) {
+      EXPECT_TRUE(result.first) << "an event of exactly max_sse_queue_bytes";
+      EXPECT_FALSE(result.second) << "one more event while the first is unwritten";
+    } else {
+      EXPECT_FALSE(result.first) << "an event of max_sse_queue_bytes + 1";
+      EXPECT_FALSE(result.second) << "after the refusal the stream is closed";
+    }
+    EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
+    EXPECT_TRUE(slow.ReadToEnd());
+    EXPECT_LT(slow.received(), kLimit);
+  }
+  auto r = RoundTrip(server_.port(), Get("/health"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
 }
 
 }  // namespace

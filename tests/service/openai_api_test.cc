@@ -2,14 +2,18 @@
 // The OpenAI-compatible endpoints against a raw POSIX-socket client, on a tiny random checkpoint
 // with the Qwen2 tokenizer (written by the CTest fixture text_qwen_tokenizer): /v1/models,
 // exactly what MinerU's vlm-http-client sends for each of its four prompts, streaming equal to
-// non-streaming, and every error path in OpenAI's error shape.
+// non-streaming, every error path in OpenAI's error shape, remote image URLs (fetched from a
+// local Python http.server when allowed), backpressure (429) and the request timeout (504).
 #include "service/openai_api.h"
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../support/http_client.h"
@@ -17,6 +21,7 @@
 #include "base/json.h"
 #include "image/data_url.h"
 #include "image/encode.h"
+#include "image_server.h"
 #include "model/random_checkpoint.h"
 
 namespace mineru::service {
@@ -28,7 +33,7 @@ using testing_support::Exchange;
 using testing_support::SseData;
 using Response = testing_support::HttpReply;
 
-std::string PngDataUrl() {
+std::vector<uint8_t> PngBytes() {
   image::RgbImage rgb;
   rgb.width = 112;
   rgb.height = 84;
@@ -36,8 +41,10 @@ std::string PngDataUrl() {
   for (size_t i = 0; i < rgb.pixels.size(); ++i) rgb.pixels[i] = static_cast<uint8_t>(i * 37);
   auto png = image::EncodePng(rgb);
   EXPECT_TRUE(png);
-  return image::MakeDataUrl("image/png", *png);
+  return png ? *png : std::vector<uint8_t>();
 }
+
+std::string PngDataUrl() { return image::MakeDataUrl("image/png", PngBytes()); }
 
 // What mineru_vl_utils' http_client sends (spec mineru.md 4.4).
 Json MineruBody(const std::string& prompt, const std::string& image_url) {
@@ -89,6 +96,8 @@ class OpenAiApiTest : public ::testing::Test {
     auto loaded = model::Model::Load(dir);
     ASSERT_TRUE(loaded) << loaded.error().ToString();
     std::shared_ptr<const model::Model> model(std::move(*loaded));
+    model_ = new std::shared_ptr<const model::Model>(model);
+    dir_ = new std::string(dir);
     engine::EngineOptions options;
     options.threads = 2;
     options.kv_cache_bytes = int64_t{32} << 20;
@@ -111,6 +120,10 @@ class OpenAiApiTest : public ::testing::Test {
     delete server_;
     delete engine_;
     delete image_url_;
+    delete model_;
+    delete dir_;
+    model_ = nullptr;
+    dir_ = nullptr;
     server_ = nullptr;
     engine_ = nullptr;
     image_url_ = nullptr;
@@ -125,6 +138,8 @@ class OpenAiApiTest : public ::testing::Test {
   static inline engine::Engine* engine_ = nullptr;
   static inline HttpServer* server_ = nullptr;
   static inline std::string* image_url_ = nullptr;
+  static inline std::shared_ptr<const model::Model>* model_ = nullptr;
+  static inline std::string* dir_ = nullptr;
 };
 
 TEST_F(OpenAiApiTest, ListsTheServedModel) {
@@ -258,13 +273,205 @@ TEST_F(OpenAiApiTest, ErrorsUseOpenAiShape) {
   auto not_found = Chat(unknown);
   ExpectOpenAiError(not_found, 404, "unknown model");
   EXPECT_EQ((*ParseJson(not_found->body, "e"))["error"]["code"], "model_not_found");
-  ExpectOpenAiError(Chat(MineruBody("x", "https://example.com/page.png")), 400, "remote URL");
+  auto remote = Chat(MineruBody("x", "https://example.com/page.png"));
+  ExpectOpenAiError(remote, 400, "remote URL");
+  EXPECT_NE(remote->body.find("--allow-remote-images"), std::string::npos) << remote->body;
+  ExpectOpenAiError(Chat(MineruBody("x", "file:///etc/passwd")), 400, "file URL");
   Json bad_sampling = MineruBody("x", *image_url_);
   bad_sampling["top_p"] = 5.0;
   ExpectOpenAiError(Chat(bad_sampling), 400, "engine refuses sampling");
   Json bad_type = MineruBody("x", *image_url_);
   bad_type["temperature"] = "hot";
   ExpectOpenAiError(Chat(bad_type), 400, "wrong field type");
+}
+
+// A server on `engine` with `api` options (model id kModelId), on a free port.
+std::unique_ptr<HttpServer> StartServer(engine::Engine& engine, OpenAiOptions api) {
+  auto server = std::make_unique<HttpServer>();
+  api.model_id = kModelId;
+  AddOpenAiRoutes(*server, engine, api);
+  ServerOptions options;
+  options.port = 0;
+  auto started = server->Start(options);
+  EXPECT_TRUE(started) << started.error().ToString();
+  return server;
+}
+
+std::optional<Response> ChatOn(const HttpServer& server, const Json& body) {
+  return Exchange(server.port(), "POST", "/v1/chat/completions", body.dump());
+}
+
+TEST_F(OpenAiApiTest, RemoteImagesAreFetchedOnlyWhenAllowed) {
+  const std::vector<uint8_t> png = PngBytes();
+  testing_support::ImageServer images;
+  ASSERT_TRUE(images.Start(std::string(png.begin(), png.end())));
+  OpenAiOptions api;
+  api.allow_remote_images = true;
+  api.max_image_bytes = 1 << 20;
+  auto allowing = StartServer(*engine_, api);
+
+  // The same image by URL and by data URL: the same answer (greedy decoding).
+  auto by_url = ChatOn(*allowing, MineruBody("\nText Recognition:", images.Url("/image.png")));
+  ASSERT_TRUE(by_url);
+  ASSERT_EQ(by_url->status, 200) << by_url->body;
+  auto by_data = ChatOn(*allowing, MineruBody("\nText Recognition:", *image_url_));
+  ASSERT_TRUE(by_data);
+  ASSERT_EQ(by_data->status, 200) << by_data->body;
+  EXPECT_EQ((*ParseJson(by_url->body, "c"))["choices"][0]["message"],
+            (*ParseJson(by_data->body, "c"))["choices"][0]["message"]);
+
+  auto missing = ChatOn(*allowing, MineruBody("x", images.Url("/missing")));
+  ExpectOpenAiError(missing, 400, "404 behind the URL");
+  EXPECT_NE(missing->body.find("404"), std::string::npos) << missing->body;
+  auto too_big = ChatOn(*allowing, MineruBody("x", images.Url("/big/1048577")));
+  ExpectOpenAiError(too_big, 400, "image over max_image_bytes");
+  EXPECT_NE(too_big->body.find("1048576"), std::string::npos) << too_big->body;
+  ExpectOpenAiError(ChatOn(*allowing, MineruBody("x", images.Url("/to-file"))), 400,
+                    "redirect to file://");
+  ExpectOpenAiError(ChatOn(*allowing, MineruBody("x", "file:///etc/passwd")), 400,
+                    "file:// even when remote images are allowed");
+
+  // The default server (remote images off) refuses the URL that the other one fetched.
+  auto refused = Chat(MineruBody("\nText Recognition:", images.Url("/image.png")));
+  ExpectOpenAiError(refused, 400, "remote images off");
+  EXPECT_NE(refused->body.find("--allow-remote-images"), std::string::npos) << refused->body;
+}
+
+// Holds an engine's thread still: a request whose first token blocks the engine thread (inside
+// its on_token callback) until Release. While held, nothing is admitted, generated or expired,
+// so what the test submits stays exactly where it is.
+class EngineHold {
+ public:
+  explicit EngineHold(engine::Engine& engine) {
+    engine::Request request;
+    request.prompt_ids = {9707, 11, 1879, 0};
+    request.max_new_tokens = 64;
+    request.stop_ids = std::vector<int32_t>{};
+    request.on_token = [this](const engine::TokenEvent& event) {
+      if (event.finished) return;
+      std::unique_lock lock(mu_);
+      if (entered_) return;
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+    };
+    auto handle = engine.Submit(std::move(request));
+    EXPECT_TRUE(handle) << handle.error().ToString();
+    if (handle) handle_ = std::make_unique<engine::RequestHandle>(std::move(*handle));
+  }
+  ~EngineHold() { Release(); }
+
+  // True once the engine thread is blocked (60 s only turn a broken engine into a failure).
+  bool WaitHeld() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return entered_; });
+  }
+  // Cancels the holding request and lets the engine run on.
+  void Release() {
+    if (handle_) handle_->Cancel();
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+    if (handle_) handle_->Wait();
+    handle_.reset();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ = false;
+  bool released_ = false;
+  std::unique_ptr<engine::RequestHandle> handle_;
+};
+
+std::unique_ptr<engine::Engine> SmallQueueEngine(std::shared_ptr<const model::Model> model,
+                                                 const std::string& dir, int64_t max_waiting) {
+  engine::EngineOptions options;
+  options.threads = 2;
+  options.kv_cache_bytes = int64_t{32} << 20;
+  options.vision_max_wait = std::chrono::milliseconds(1);
+  options.max_waiting = max_waiting;
+  auto engine = engine::Engine::Create(std::move(model), dir, options);
+  EXPECT_TRUE(engine) << engine.error().ToString();
+  return engine ? std::move(*engine) : nullptr;
+}
+
+TEST_F(OpenAiApiTest, FullEngineQueueIs429WithRetryAfter) {
+  auto engine = SmallQueueEngine(*model_, *dir_, 1);
+  ASSERT_NE(engine, nullptr);
+  auto server = StartServer(*engine, {});
+  EngineHold hold(*engine);
+  ASSERT_TRUE(hold.WaitHeld());
+  // One request waits (max_waiting = 1): the next one is refused.
+  engine::Request waiting;
+  waiting.prompt_ids = {9707, 11};
+  waiting.max_new_tokens = 1;
+  auto queued = engine->Submit(std::move(waiting));
+  ASSERT_TRUE(queued) << queued.error().ToString();
+  auto r = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+  ExpectOpenAiError(r, 429, "queue full");
+  EXPECT_EQ(r->Header("retry-after"), std::to_string(kRetryAfterSeconds));
+  EXPECT_EQ((*ParseJson(r->body, "e"))["error"]["code"], "rate_limit_exceeded");
+  queued->Cancel();
+  hold.Release();
+  // Both cancelled requests are gone from the queue once the stats count them (published after
+  // the queue shrank); then the same request is answered.
+  constexpr int kCancelled = static_cast<int>(engine::FinishReason::kCancelled);
+  for (int i = 0; i < 6000 && engine->Stats().finished[kCancelled] < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(engine->Stats().finished[kCancelled], 2);
+  auto again = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << again->body;
+}
+
+// request_timeout: the request's deadline passes while the engine is held (so the test does not
+// depend on how fast anything runs); the engine then ends it with kDeadline.
+TEST_F(OpenAiApiTest, RequestPastItsTimeoutIs504OrAnErrorEvent) {
+  auto engine = SmallQueueEngine(*model_, *dir_, 4);
+  ASSERT_NE(engine, nullptr);
+  OpenAiOptions api;
+  api.request_timeout = std::chrono::milliseconds(1);
+  auto server = StartServer(*engine, api);
+  for (const bool stream : {false, true}) {
+    const int64_t submitted = engine->Stats().submitted;
+    EngineHold hold(*engine);
+    ASSERT_TRUE(hold.WaitHeld());
+    Json body = MineruBody("\nText Recognition:", *image_url_);
+    if (stream) body["stream"] = true;
+    std::optional<Response> r;
+    std::thread client([&] { r = ChatOn(*server, body); });
+    // The chat request reached the engine (its deadline was set before): wait out the timeout.
+    for (int i = 0; i < 6000 && engine->Stats().submitted < submitted + 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(engine->Stats().submitted, submitted + 2);
+    std::this_thread::sleep_for(api.request_timeout * 5);
+    hold.Release();
+    client.join();
+    if (!stream) {
+      ExpectOpenAiError(r, 504, "request timeout");
+      const Json e = (*ParseJson(r->body, "e"))["error"];
+      EXPECT_EQ(e["type"], "timeout_error");
+      EXPECT_EQ(e["code"], "request_timeout");
+      continue;
+    }
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    const std::vector<std::string> events = SseData(r->body);
+    ASSERT_GE(events.size(), 3u) << r->body;
+    EXPECT_EQ(events.back(), "[DONE]");
+    auto error = ParseJson(events[events.size() - 2], "error event");
+    ASSERT_TRUE(error) << r->body;
+    EXPECT_EQ((*error)["object"], "error");
+    EXPECT_EQ((*error)["error"]["code"], "request_timeout");
+    for (const std::string& event : events) {
+      EXPECT_EQ(event.find("finish_reason\":\"length"), std::string::npos) << event;
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// A local stand-in for the web servers remote image URLs point at: Python's http.server
+// (/usr/bin/python3, standard library only) on 127.0.0.1, on a port it picks itself and
+// reports through a file (no race for a "free" port). Paths:
+//   /image.png          200, the PNG given to Start, with Content-Length
+//   /missing            404
+//   /big/N              200, N bytes announced by Content-Length
+//   /stream/N           200, N bytes without Content-Length (the end is the connection's close)
+//   /to-file            302 to file:///etc/passwd
+//   /hops/K             302 to /hops/K-1; /hops/0 answers as /image.png (K redirects in all)
+//   /hang               never answers (until the server stops)
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../support/scratch.h"
+
+extern char** environ;
+
+namespace mineru::testing_support {
+
+inline constexpr char kImageServerScript[] = R"PY(
+import http.server, os, sys, time
+root, port_file = sys.argv[1], sys.argv[2]
+png = open(os.path.join(root, "image.png"), "rb").read()
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def body(self, data, length=True):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if length:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def redirect(self, location):
+        self.send_response(302)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        p = self.path
+        try:
+            if p == "/image.png":
+                return self.body(png)
+            if p.startswith("/big/"):
+                return self.body(b"x" * int(p[5:]))
+            if p.startswith("/stream/"):
+                return self.body(b"x" * int(p[8:]), length=False)
+            if p == "/hang":
+                time.sleep(3600)
+                return
+            if p == "/to-file":
+                return self.redirect("file:///etc/passwd")
+            if p.startswith("/hops/"):
+                k = int(p[6:])
+                return self.body(png) if k == 0 else self.redirect("/hops/%d" % (k - 1))
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        self.send_error(404)
+
+http.server.ThreadingHTTPServer.daemon_threads = True
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(port_file + ".tmp", port_file)
+server.serve_forever()
+)PY";
+
+class ImageServer {
+ public:
+  ImageServer() = default;
+  ~ImageServer() { Stop(); }
+  ImageServer(const ImageServer&) = delete;
+  ImageServer& operator=(const ImageServer&) = delete;
+
+  // Starts the server over a fresh scratch folder holding `png`; false when it did not come up.
+  bool Start(const std::string& png) {
+    namespace fs = std::filesystem;
+    static int started = 0;  // several servers in one test process get their own folders
+    const std::string dir = ScratchRoot() + "/image-server-" + std::to_string(++started);
+    fs::create_directories(dir);
+    WriteFile(dir + "/image.png", png);
+    WriteFile(dir + "/server.py", kImageServerScript);
+    const std::string port_file = dir + "/port";
+    fs::remove(port_file);
+    std::vector<std::string> args = {"/usr/bin/python3", dir + "/server.py", dir, port_file};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+      pid_ = 0;
+      return false;
+    }
+    // Waits for the port file (written once the socket listens); 30 s only turns a broken
+    // Python into a failure instead of a hang.
+    for (int i = 0; i < 3000 && !fs::exists(port_file); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!fs::exists(port_file)) return false;
+    port_ = std::stoi(ReadFile(port_file));
+    return port_ > 0;
+  }
+
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+
+  int port() const { return port_; }
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  pid_t pid_ = 0;
+  int port_ = 0;
+};
+
+}  // namespace mineru::testing_support
