@@ -1,26 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
-// mineru-cpp serve --model DIR: the OpenAI-compatible server (service/openai_api.h) that
-// MinerU's vlm-http-client backend talks to, plus liveness and readiness probes:
+// mineru-cpp serve --model DIR: one HTTP server (docs/API.md) with
+//   MinerU's API (service/mineru_api.h)        /file_parse, /tasks, /health
+//   our document API (service/document_api.h)  /v1/document/parse, /v1/tasks/...
+//   the OpenAI API (service/openai_api.h)      /v1/models, /v1/chat/completions
+//   /metrics (service/service_metrics.h), the web UI at / (service/web_ui.h), and probes:
 //   GET /health/live   200 while the process runs
 //   GET /health/ready  200 while serving, 503 once draining
+// Documents run through the pipeline as tasks (jobs/task_manager.h) on the same engine that
+// answers chat requests, so both share its continuous batching.
 //
 // SIGTERM or SIGINT drains: readiness turns false, new connections are refused, requests in
-// flight get up to 30 s to finish; then the process exits 0. The signals are blocked in every
-// thread (the mask is set before any thread starts) and taken by sigwait in the main thread.
+// flight get up to 30 s to finish; then running tasks are cancelled and the process exits 0. The
+// signals are blocked in every thread (the mask is set before any thread starts) and taken by
+// sigwait in the main thread.
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
 #include "apps/model_source.h"
+#include "apps/server_flags.h"
+#include "apps/task_flags.h"
 #include "engine/engine.h"
+#include "jobs/task_manager.h"
+#include "pipeline/generator.h"
 #include "service/http_server.h"
-#include "service/openai_api.h"
+#include "service/routes.h"
+#include "service/service_metrics.h"
 
 namespace mineru::apps {
 namespace {
@@ -28,16 +44,45 @@ namespace {
 constexpr std::chrono::seconds kDrainTimeout{30};
 
 struct ServeArgs {
-  std::string host = "127.0.0.1";
-  int port = 8000;
   std::string model;
   std::string served_model_name;  // empty: the --model argument as given
-  size_t max_body_bytes = service::ServerLimits::kDefaultMaxBodyBytes;
-  uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
-  int handler_threads = 128;
-  int io_threads = 2;
+  ServerFlags server_flags;
+  TaskFlags task_flags;
   ModelLoadOptions load;
   EngineFlags engine_flags;
+};
+
+// The directory tasks work in: --work-dir, or a new one under $TMPDIR that ~WorkDir removes.
+class WorkDir {
+ public:
+  static Result<WorkDir> Make(const std::string& requested) {
+    WorkDir dir;
+    if (!requested.empty()) {
+      dir.path_ = requested;
+      return dir;
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mineru-cpp-XXXXXX";
+    if (mkdtemp(templ.data()) == nullptr) {
+      return Fail(ErrorCode::kIo, "{}: cannot create a work directory: {}", templ,
+                  std::strerror(errno));
+    }
+    dir.path_ = templ;
+    dir.owned_ = true;
+    return dir;
+  }
+  WorkDir(WorkDir&& o) noexcept
+      : path_(std::move(o.path_)), owned_(std::exchange(o.owned_, false)) {}
+  ~WorkDir() {
+    std::error_code ec;
+    if (owned_) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  WorkDir() = default;
+  std::string path_;
+  bool owned_ = false;
 };
 
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
@@ -50,32 +95,41 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
     return kExitFailure;
   }
 
+  // Declared first, destroyed last: the engine, the task manager and the server report to it.
+  service::ServiceMetrics metrics;
   const int threads = ResolveThreads(global);
-  auto engine = StartEngine(args.model, args.load, args.engine_flags, threads, "serve");
+  EngineFlags engine_flags = args.engine_flags;
+  jobs::TaskManagerOptions task_options;
+  service::ConnectMetrics(metrics, engine_flags.options, task_options);
+  auto engine = StartEngine(args.model, args.load, engine_flags, threads, "serve");
   if (!engine) return ReportError(engine.error());
+
+  auto work_dir = WorkDir::Make(args.task_flags.work_dir);
+  if (!work_dir) return ReportError(work_dir.error());
+  pipeline::EngineGenerator generator(**engine);
+  task_options.work_dir = work_dir->path();
+  args.task_flags.Apply(task_options);
+  // Outputs depend on the weights and on the token cap, never on batching (the engine is batch
+  // invariant), so these two name the model in cache keys.
+  task_options.model_fingerprint =
+      (*engine)->model().fingerprint() +
+      (args.task_flags.max_tokens ? ";max_tokens=" + std::to_string(*args.task_flags.max_tokens)
+                                  : std::string());
+  auto tasks = jobs::TaskManager::Create(generator, task_options);
+  if (!tasks) return ReportError(tasks.error());
 
   service::HttpServer server;
   service::OpenAiOptions api;
   api.model_id = args.served_model_name.empty() ? args.model : args.served_model_name;
-  api.max_image_bytes = args.max_image_bytes;
-  service::AddOpenAiRoutes(server, **engine, api);
-  server.Route("GET", "/health/live", [](const service::HttpRequest&) {
-    return service::HttpResponse::Json(200, R"({"status":"ok"})");
-  });
-  server.Route("GET", "/health/ready", [&server](const service::HttpRequest&) {
-    return server.ready() ? service::HttpResponse::Json(200, R"({"status":"ready"})")
-                          : service::HttpResponse::Error(503, "draining", "unavailable_error");
-  });
+  args.server_flags.Apply(api);
+  service::AddServiceRoutes(server, **engine, **tasks, metrics, api);
 
   service::ServerOptions options;
-  options.host = args.host;
-  options.port = args.port;
-  options.io_threads = args.io_threads;
-  options.handler_threads = args.handler_threads;
-  options.limits.max_body_bytes = args.max_body_bytes;
+  args.server_flags.Apply(options);
+  options.on_request = [&metrics](const service::RequestRecord& r) { metrics.ObserveHttp(r); };
   if (auto started = server.Start(options); !started) return ReportError(started.error());
   std::fprintf(stderr, "serving model '%s' (%s)\n", api.model_id.c_str(), args.model.c_str());
-  std::fprintf(stderr, "listening on http://%s:%d\n", args.host.c_str(), server.port());
+  std::fprintf(stderr, "listening on http://%s:%d\n", options.host.c_str(), server.port());
 
   int signal_number = 0;
   while (sigwait(&signals, &signal_number) != 0) {
@@ -93,32 +147,18 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
 
 void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code) {
   auto* cmd =
-      app.add_subcommand("serve", "OpenAI-compatible HTTP server (MinerU's vlm-http-client)");
+      app.add_subcommand("serve",
+                         "HTTP server: MinerU's API, document tasks, the OpenAI API (MinerU's "
+                         "vlm-http-client), /metrics and the web UI");
   auto args = std::make_shared<ServeArgs>();
-  cmd->add_option("--host", args->host, "Address to listen on")->capture_default_str();
-  cmd->add_option("--port", args->port, "Port to listen on (0: any free port)")
-      ->check(CLI::Range(0, 65535))
-      ->capture_default_str();
   cmd->add_option("-m,--model", args->model,
                   "Checkpoint directory, or a Hugging Face id found in the local Hugging Face "
                   "cache")
       ->required();
   cmd->add_option("--served-model-name", args->served_model_name,
                   "Model id reported by /v1/models and required in requests (default: --model)");
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
-      ->check(CLI::Range(size_t{1}, size_t{1} << 34))
-      ->capture_default_str();
-  cmd->add_option("--max-image-bytes", args->max_image_bytes,
-                  "Largest encoded image inside one request")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))
-      ->capture_default_str();
-  cmd->add_option("--handler-threads", args->handler_threads,
-                  "Requests handled at once (each generating request holds one)")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--io-threads", args->io_threads, "Socket I/O threads")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
+  args->server_flags.Register(*cmd);
+  args->task_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunServe(*args, global); });

@@ -61,6 +61,9 @@ struct TaskInfo {
   int queued_ahead = 0;              // pending: tasks that start before this one
   TaskProgress progress;
   int cache_hits = 0;  // documents answered from the result cache
+  // Opaque to the manager: what the submitting API wants to remember about the task (MinerU's
+  // API keeps the backend name and the requested outputs here).
+  std::string annotation;
 };
 
 }  // namespace mineru::jobs

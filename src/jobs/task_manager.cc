@@ -128,7 +128,8 @@ class TaskManager::Impl {
     janitor_ = std::thread([this] { Janitor(); });
   }
 
-  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options) {
+  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options,
+                          std::string annotation) {
     if (files.empty()) return Fail(ErrorCode::kInvalidArgument, "no file was uploaded");
     if (files.size() > options_.max_task_files) {
       return Fail(ErrorCode::kResourceExhausted, "{} files in one task; the limit is {}",
@@ -154,6 +155,7 @@ class TaskManager::Impl {
     auto task = std::make_shared<Task>();
     task->info.id = NewTaskId();
     task->info.options = options;
+    task->info.annotation = std::move(annotation);
     task->info.created_at = WallClock::now();
     task->dir = (fs::path(options_.work_dir) / task->info.id).string();
     const fs::path input_dir = fs::path(task->dir) / "input";
@@ -205,24 +207,9 @@ class TaskManager::Impl {
     std::vector<std::pair<std::string, std::string>> dirs;  // (dir, name)
     {
       std::lock_guard lock(mutex_);
-      auto it = tasks_.find(id);
-      if (it == tasks_.end()) return Fail(ErrorCode::kNotFound, "task {} not found", id);
-      const Task& task = *it->second;
-      switch (task.info.status) {
-        case TaskStatus::kPending:
-        case TaskStatus::kProcessing:
-          return Fail(ErrorCode::kUnavailable, "task {} is {}", id,
-                      TaskStatusName(task.info.status));
-        case TaskStatus::kCancelled:
-          return Fail(ErrorCode::kCancelled, "task {} was cancelled", id);
-        case TaskStatus::kFailed:
-          return Fail(ErrorCode::kInternal, "task {} failed: {}", id,
-                      task.info.error.value_or("unknown error"));
-        case TaskStatus::kCompleted:
-          break;
-      }
-      for (const std::string& name : task.info.documents) {
-        dirs.emplace_back(OutputDir(task, name), name);
+      MINERU_ASSIGN_OR_RETURN(const Task* task, CompletedLocked(id));
+      for (const std::string& name : task->info.documents) {
+        dirs.emplace_back(OutputDir(*task, name), name);
       }
     }
     std::vector<DocumentOutputs> out;
@@ -231,6 +218,15 @@ class TaskManager::Impl {
       out.push_back(std::move(outputs));
     }
     return out;
+  }
+
+  Result<std::string> OutputDirectory(const std::string& id, size_t document) const {
+    std::lock_guard lock(mutex_);
+    MINERU_ASSIGN_OR_RETURN(const Task* task, CompletedLocked(id));
+    if (document >= task->info.documents.size()) {
+      return Fail(ErrorCode::kNotFound, "task {} has no document {}", id, document);
+    }
+    return OutputDir(*task, task->info.documents[document]);
   }
 
   Result<std::string> InputPath(const std::string& id, size_t document) const {
@@ -345,6 +341,26 @@ class TaskManager::Impl {
   tl::unexpected<Error> QueueFull() const {
     return Fail(ErrorCode::kResourceExhausted,
                 "the task queue is full ({} tasks waiting); retry later", pending_.size());
+  }
+
+  // The task when it completed; the reason it has no outputs otherwise.
+  Result<const Task*> CompletedLocked(const std::string& id) const {
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) return Fail(ErrorCode::kNotFound, "task {} not found", id);
+    const Task& task = *it->second;
+    switch (task.info.status) {
+      case TaskStatus::kPending:
+      case TaskStatus::kProcessing:
+        return Fail(ErrorCode::kUnavailable, "task {} is {}", id, TaskStatusName(task.info.status));
+      case TaskStatus::kCancelled:
+        return Fail(ErrorCode::kCancelled, "task {} was cancelled", id);
+      case TaskStatus::kFailed:
+        return Fail(ErrorCode::kInternal, "task {} failed: {}", id,
+                    task.info.error.value_or("unknown error"));
+      case TaskStatus::kCompleted:
+        break;
+    }
+    return &task;
   }
 
   std::string OutputDir(const Task& task, const std::string& name) const {
@@ -619,8 +635,9 @@ Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& ge
 TaskManager::TaskManager(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TaskManager::~TaskManager() = default;
 
-Result<TaskInfo> TaskManager::Submit(std::vector<TaskInput> files, const ParseOptions& options) {
-  return impl_->Submit(std::move(files), options);
+Result<TaskInfo> TaskManager::Submit(std::vector<TaskInput> files, const ParseOptions& options,
+                                     std::string annotation) {
+  return impl_->Submit(std::move(files), options, std::move(annotation));
 }
 std::optional<TaskInfo> TaskManager::Get(const std::string& id) const { return impl_->Get(id); }
 Result<std::vector<DocumentOutputs>> TaskManager::Outputs(const std::string& id) const {
@@ -628,6 +645,9 @@ Result<std::vector<DocumentOutputs>> TaskManager::Outputs(const std::string& id)
 }
 Result<std::string> TaskManager::InputPath(const std::string& id, size_t document) const {
   return impl_->InputPath(id, document);
+}
+Result<std::string> TaskManager::OutputDirectory(const std::string& id, size_t document) const {
+  return impl_->OutputDirectory(id, document);
 }
 std::optional<TaskInfo> TaskManager::Cancel(const std::string& id) { return impl_->Cancel(id); }
 std::optional<TaskInfo> TaskManager::Delete(const std::string& id) { return impl_->Delete(id); }

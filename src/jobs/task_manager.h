@@ -86,7 +86,9 @@ class TaskManager {
   // Queues a task. Errors: kInvalidArgument (no files, too many, a bad name, a file that is
   // neither a PDF nor a supported image), kResourceExhausted (max_queued_tasks pending),
   // kUnavailable (shutting down), kIo (the work directory).
-  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options);
+  // `annotation` is kept in TaskInfo::annotation.
+  Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options,
+                          std::string annotation = "");
 
   std::optional<TaskInfo> Get(const std::string& id) const;
   // The outputs of a completed task, one per document in order. kNotFound for an unknown id,
@@ -94,6 +96,9 @@ class TaskManager {
   Result<std::vector<DocumentOutputs>> Outputs(const std::string& id) const;
   // Path of a task's input file `document` (index into TaskInfo::documents).
   Result<std::string> InputPath(const std::string& id, size_t document) const;
+  // Directory of a completed task's outputs for `document` (<name>.md, images/, ...); errors as
+  // Outputs.
+  Result<std::string> OutputDirectory(const std::string& id, size_t document) const;
 
   // Cancels a pending or processing task (it ends kCancelled); a finished one is unchanged.
   // Returns the task's state afterwards; nullopt for an unknown id.

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line flags of `mineru-cpp serve` for the document task queue (jobs::TaskManager) and
+// the pipeline settings its documents run with; docs/LIMITS.md lists them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "jobs/task_manager.h"
+#include "pipeline/document.h"
+
+namespace mineru::apps {
+
+struct TaskFlags {
+  using Defaults = jobs::TaskManagerOptions;
+  static constexpr int64_t kMaxSeconds = int64_t{30} * 24 * 3600;
+
+  std::string work_dir;  // empty: a fresh directory under $TMPDIR, removed at exit
+  size_t max_queued_tasks = Defaults::kDefaultMaxQueuedTasks;
+  int concurrent_tasks = Defaults::kDefaultConcurrentTasks;
+  size_t max_task_files = Defaults::kDefaultMaxTaskFiles;
+  int64_t task_timeout_s = 0;
+  int64_t retention_s = Defaults::kDefaultRetention.count();
+  size_t max_retained_tasks = Defaults::kDefaultMaxRetainedTasks;
+  uint64_t cache_bytes = jobs::kDefaultCacheBytes;
+  int pages_in_flight = pipeline::kDefaultPagesInFlight;
+  std::optional<int64_t> max_tokens;
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("--work-dir", work_dir,
+                   "Directory for task inputs and outputs (one server per directory; default: a "
+                   "new directory under $TMPDIR, removed at exit)");
+    cmd.add_option("--max-queued-tasks", max_queued_tasks,
+                   "Document tasks waiting at most; more are answered 429 (MinerU's API: 503)")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+        ->capture_default_str();
+    cmd.add_option("--concurrent-tasks", concurrent_tasks, "Document tasks parsed at once")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    cmd.add_option("--max-task-files", max_task_files, "Files in one upload at most")
+        ->check(CLI::Range(size_t{1}, size_t{4096}))
+        ->capture_default_str();
+    cmd.add_option("--task-timeout", task_timeout_s,
+                   "Seconds a task may run before it fails as timed out (0: no limit)")
+        ->check(CLI::Range(int64_t{0}, kMaxSeconds))
+        ->capture_default_str();
+    cmd.add_option("--task-retention", retention_s,
+                   "Seconds a finished task and its files are kept")
+        ->check(CLI::Range(int64_t{0}, kMaxSeconds))
+        ->capture_default_str();
+    cmd.add_option("--max-retained-tasks", max_retained_tasks,
+                   "Finished tasks kept at most (the oldest go first)")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 24))
+        ->capture_default_str();
+    cmd.add_option("--cache-bytes", cache_bytes,
+                   "In-process cache of parsed documents, in bytes (0: off)")
+        ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+        ->capture_default_str();
+    cmd.add_option("--pages-in-flight", pages_in_flight, "Pages of one document extracted at once")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    cmd.add_option("--max-tokens", max_tokens,
+                   "New tokens per recognition request at most (default: the remaining context)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  }
+
+  void Apply(jobs::TaskManagerOptions& o) const {
+    o.max_queued_tasks = max_queued_tasks;
+    o.concurrent_tasks = concurrent_tasks;
+    o.max_task_files = max_task_files;
+    o.task_timeout = std::chrono::seconds(task_timeout_s);
+    o.retention = std::chrono::seconds(retention_s);
+    o.max_retained_tasks = max_retained_tasks;
+    o.cache_bytes = cache_bytes;
+    o.document.pages_in_flight = pages_in_flight;
+    o.document.extract.max_new_tokens = max_tokens;
+  }
+};
+
+}  // namespace mineru::apps

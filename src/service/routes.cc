@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service/routes.h"
+
+#include "service/document_api.h"
+#include "service/mineru_api.h"
+#include "service/web_ui.h"
+
+namespace mineru::service {
+
+void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_options,
+                    jobs::TaskManagerOptions& task_options) {
+  engine_options.on_request_finished = [&metrics](const engine::GenerationResult& r) {
+    metrics.ObserveEngineRequest(r);
+  };
+  task_options.on_page = [&metrics](double seconds) { metrics.ObservePage(seconds); };
+  task_options.on_task_finished = [&metrics](jobs::TaskStatus status, double seconds) {
+    metrics.ObserveTask(jobs::TaskStatusName(status), seconds);
+  };
+  task_options.on_cache_lookup = [&metrics](bool hit) { metrics.ObserveCache("memory", hit); };
+}
+
+void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
+                      ServiceMetrics& metrics, const OpenAiOptions& openai) {
+  metrics.SetEngineStats([&engine] { return engine.Stats(); });
+  metrics.SetTaskGauges([&tasks] {
+    const jobs::TaskCounts c = tasks.Counts();
+    return std::pair<int64_t, int64_t>(c.pending, c.processing);
+  });
+  AddOpenAiRoutes(server, engine, openai);
+  DocumentApiOptions document;
+  document.metrics = &metrics;
+  document.render = tasks.options().document.render;
+  AddDocumentRoutes(server, tasks, document);
+  MineruApiOptions mineru;
+  mineru.metrics = &metrics;
+  mineru.ready = [&server] { return server.ready(); };
+  AddMineruRoutes(server, tasks, mineru);
+  AddMetricsRoute(server, metrics);
+  AddWebUiRoutes(server);
+  server.Route("GET", "/health/live",
+               [](const HttpRequest&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
+  server.Route("GET", "/health/ready", [&server](const HttpRequest&) {
+    return server.ready() ? HttpResponse::Json(200, R"({"status":"ready"})")
+                          : HttpResponse::Error(503, "draining", "unavailable_error");
+  });
+}
+
+}  // namespace mineru::service

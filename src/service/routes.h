@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every endpoint of docs/API.md on one server: MinerU's API and our document API on the task
+// manager, the OpenAI API on the engine, /metrics, the web UI, and the health probes
+// (/health/live always 200; /health/ready 200 until the server drains). `mineru-cpp serve` and
+// the web UI's end-to-end test server both wire the service through this one function.
+#pragma once
+
+#include "engine/engine.h"
+#include "jobs/task_manager.h"
+#include "service/http_server.h"
+#include "service/openai_api.h"
+#include "service/service_metrics.h"
+
+namespace mineru::service {
+
+// Points the task manager's observers (pages, finished tasks, cache lookups) at `metrics`, and
+// the engine's finished-request observer; call before creating them.
+void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_options,
+                    jobs::TaskManagerOptions& task_options);
+
+// `engine`, `tasks`, `metrics` and `server` must outlive the server's serving. Also points the
+// metrics' scrape-time gauges at the engine and the task manager.
+void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
+                      ServiceMetrics& metrics, const OpenAiOptions& openai);
+
+}  // namespace mineru::service
