@@ -119,16 +119,18 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   if (!tasks) return ReportError(tasks.error());
 
   service::HttpServer server;
-  service::OpenAiOptions api;
-  api.model_id = args.served_model_name.empty() ? args.model : args.served_model_name;
-  args.server_flags.Apply(api);
-  service::AddServiceRoutes(server, **engine, **tasks, metrics, api);
+  service::RouteOptions routes;
+  routes.openai.model_id = args.served_model_name.empty() ? args.model : args.served_model_name;
+  args.server_flags.Apply(routes.openai);
+  args.task_flags.Apply(routes.multipart);
+  service::AddServiceRoutes(server, **engine, **tasks, metrics, routes);
 
   service::ServerOptions options;
   args.server_flags.Apply(options);
   options.on_request = [&metrics](const service::RequestRecord& r) { metrics.ObserveHttp(r); };
   if (auto started = server.Start(options); !started) return ReportError(started.error());
-  std::fprintf(stderr, "serving model '%s' (%s)\n", api.model_id.c_str(), args.model.c_str());
+  std::fprintf(stderr, "serving model '%s' (%s)\n", routes.openai.model_id.c_str(),
+               args.model.c_str());
   std::fprintf(stderr, "listening on http://%s:%d\n", options.host.c_str(), server.port());
 
   int signal_number = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Command-line flags of `mineru-cpp serve` for the document task queue (jobs::TaskManager) and
-// the pipeline settings its documents run with; docs/LIMITS.md lists them.
+// Command-line flags of `mineru-cpp serve` for document uploads (service::MultipartLimits), the
+// task queue (jobs::TaskManager) and the pipeline settings its documents run with;
+// docs/LIMITS.md lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 
 #include "jobs/task_manager.h"
 #include "pipeline/document.h"
+#include "service/multipart.h"
 
 namespace mineru::apps {
 
@@ -28,6 +30,8 @@ struct TaskFlags {
   uint64_t cache_bytes = jobs::kDefaultCacheBytes;
   int pages_in_flight = pipeline::kDefaultPagesInFlight;
   std::optional<int64_t> max_tokens;
+  size_t max_form_parts = service::kDefaultMaxFormParts;
+  size_t max_part_header_bytes = service::kDefaultMaxPartHeaderBytes;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--work-dir", work_dir,
@@ -65,6 +69,19 @@ struct TaskFlags {
     cmd.add_option("--max-tokens", max_tokens,
                    "New tokens per recognition request at most (default: the remaining context)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+    cmd.add_option("--max-form-parts", max_form_parts,
+                   "Parts of one multipart upload at most (files and fields); more: 400")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 16))
+        ->capture_default_str();
+    cmd.add_option("--max-part-header-bytes", max_part_header_bytes,
+                   "Header bytes of one multipart part at most; more: 400")
+        ->check(CLI::Range(size_t{64}, size_t{1} << 20))
+        ->capture_default_str();
+  }
+
+  void Apply(service::MultipartLimits& limits) const {
+    limits.max_parts = max_form_parts;
+    limits.max_part_header_bytes = max_part_header_bytes;
   }
 
   void Apply(jobs::TaskManagerOptions& o) const {

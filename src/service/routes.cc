@@ -20,19 +20,21 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
 }
 
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
-                      ServiceMetrics& metrics, const OpenAiOptions& openai) {
+                      ServiceMetrics& metrics, const RouteOptions& options) {
   metrics.SetEngineStats([&engine] { return engine.Stats(); });
   metrics.SetTaskGauges([&tasks] {
     const jobs::TaskCounts c = tasks.Counts();
     return std::pair<int64_t, int64_t>(c.pending, c.processing);
   });
-  AddOpenAiRoutes(server, engine, openai);
+  AddOpenAiRoutes(server, engine, options.openai);
   DocumentApiOptions document;
   document.metrics = &metrics;
+  document.multipart = options.multipart;
   document.render = tasks.options().document.render;
   AddDocumentRoutes(server, tasks, document);
   MineruApiOptions mineru;
   mineru.metrics = &metrics;
+  mineru.multipart = options.multipart;
   mineru.ready = [&server] { return server.ready(); };
   AddMineruRoutes(server, tasks, mineru);
   AddMetricsRoute(server, metrics);

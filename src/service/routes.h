@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "jobs/task_manager.h"
 #include "service/http_server.h"
+#include "service/multipart.h"
 #include "service/openai_api.h"
 #include "service/service_metrics.h"
 
@@ -18,9 +19,14 @@ namespace mineru::service {
 void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_options,
                     jobs::TaskManagerOptions& task_options);
 
+struct RouteOptions {
+  OpenAiOptions openai;
+  MultipartLimits multipart;  // document uploads (MinerU's API and ours)
+};
+
 // `engine`, `tasks`, `metrics` and `server` must outlive the server's serving. Also points the
 // metrics' scrape-time gauges at the engine and the task manager.
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
-                      ServiceMetrics& metrics, const OpenAiOptions& openai);
+                      ServiceMetrics& metrics, const RouteOptions& options);
 
 }  // namespace mineru::service

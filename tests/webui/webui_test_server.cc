@@ -105,9 +105,9 @@ int main(int argc, char** argv) {
   if (!tasks) return Fail(tasks.error().ToString());
 
   service::HttpServer server;
-  service::OpenAiOptions openai;
-  openai.model_id = "tiny-mineru";
-  service::AddServiceRoutes(server, **engine, **tasks, metrics, openai);
+  service::RouteOptions routes;
+  routes.openai.model_id = "tiny-mineru";
+  service::AddServiceRoutes(server, **engine, **tasks, metrics, routes);
   service::ServerOptions options;
   options.port = 0;
   options.handler_threads = 16;
