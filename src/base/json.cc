@@ -7,6 +7,10 @@
 
 namespace mineru {
 
+std::string DumpJson(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth) {
   bool too_deep = false;
   Json::parser_callback_t limit_depth = [&](int depth, Json::parse_event_t, Json&) {

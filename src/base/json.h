@@ -18,6 +18,10 @@ using Json = nlohmann::json;
 // Default nesting limit: deeper documents are refused (nothing we read nests beyond a few levels).
 inline constexpr int kJsonMaxDepth = 64;
 
+// Compact JSON text; bytes that are not UTF-8 (inside strings from outside) become U+FFFD
+// rather than an exception.
+std::string DumpJson(const Json& json);
+
 // name appears in error messages ("config.json").
 Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth = kJsonMaxDepth);
 Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes, int max_depth = kJsonMaxDepth);

@@ -5,19 +5,18 @@
 
 namespace mineru::service {
 
-std::string ApiErrorBody(int status, std::string_view message, std::string_view type,
-                         std::string_view code, std::string_view param) {
+std::string ApiErrorBody(std::string_view message, std::string_view type, std::string_view code,
+                         std::string_view param) {
   Json error{{"message", message},
              {"type", type},
              {"param", param.empty() ? Json(nullptr) : Json(param)},
-             {"code", code.empty() ? Json(status) : Json(code)}};
-  return Json{{"object", "error"}, {"error", std::move(error)}}.dump(
-      -1, ' ', false, Json::error_handler_t::replace);
+             {"code", code.empty() ? Json(nullptr) : Json(code)}};
+  return DumpJson(Json{{"object", "error"}, {"error", std::move(error)}});
 }
 
 HttpResponse ApiError(int status, std::string_view message, std::string_view type,
                       std::string_view code, std::string_view param) {
-  HttpResponse r = HttpResponse::Json(status, ApiErrorBody(status, message, type, code, param));
+  HttpResponse r = HttpResponse::Json(status, ApiErrorBody(message, type, code, param));
   if (status == 429 || status == 503)
     r.headers["Retry-After"] = std::to_string(kRetryAfter.count());
   return r;

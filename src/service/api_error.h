@@ -17,9 +17,10 @@ namespace mineru::service {
 // Seconds a client is told to wait after a 429 or 503 (Retry-After).
 inline constexpr std::chrono::seconds kRetryAfter{1};
 
-// `code` defaults to the status number (OpenAI sends a string code or null; vLLM the number).
-std::string ApiErrorBody(int status, std::string_view message, std::string_view type,
+// An empty code or param is null (as OpenAI sends them).
+std::string ApiErrorBody(std::string_view message, std::string_view type,
                          std::string_view code = "", std::string_view param = "");
+// The body with its status; 429 and 503 also carry Retry-After (kRetryAfter).
 HttpResponse ApiError(int status, std::string_view message, std::string_view type,
                       std::string_view code = "", std::string_view param = "");
 

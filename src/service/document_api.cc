@@ -20,7 +20,16 @@ namespace {
 constexpr std::string_view kPrefix = "/v1/tasks";
 
 HttpResponse JsonResponse(int status, const Json& json) {
-  return HttpResponse::Json(status, json.dump(-1, ' ', false, Json::error_handler_t::replace));
+  return HttpResponse::Json(status, DumpJson(json));
+}
+
+// Output images and previews: immutable for the task's life, so the browser may keep them.
+HttpResponse JpegResponse(std::string bytes) {
+  HttpResponse r;
+  r.body = std::move(bytes);
+  r.headers["Content-Type"] = "image/jpeg";
+  r.headers["Cache-Control"] = "private, max-age=3600";
+  return r;
 }
 
 HttpResponse UnknownTask(const std::string& id) {
@@ -73,14 +82,13 @@ class DocumentApi {
     return HttpResponse::EventStream([tasks, id](std::shared_ptr<SseWriter> writer) {
       const uint64_t token = tasks->Subscribe(id, [writer](const jobs::TaskInfo& info) {
         const bool final = jobs::IsFinal(info.status);
-        const std::string data =
-            TaskJson(info, kPrefix).dump(-1, ' ', false, Json::error_handler_t::replace);
+        const std::string data = DumpJson(TaskJson(info, kPrefix));
         const bool sent = writer->Send(final ? "done" : "progress", data);
         if (final) writer->Close();
         return sent && !final;
       });
       if (token == 0) {  // deleted between the check and the subscription
-        writer->Send("error", ApiErrorBody(404, "task not found", "not_found_error"));
+        writer->Send("error", ApiErrorBody("task not found", "not_found_error"));
         writer->Close();
       }
     });
@@ -122,11 +130,7 @@ class DocumentApi {
     if (!dir) return ApiErrorFor(dir.error());
     auto bytes = ReadFileToString(*dir + "/images/" + name, jobs::kDefaultMaxOutputBytes);
     if (!bytes) return ApiError(404, fmt::format("no image '{}'", name), "not_found_error");
-    HttpResponse r;
-    r.body = std::move(*bytes);
-    r.headers["Content-Type"] = "image/jpeg";
-    r.headers["Cache-Control"] = "private, max-age=3600";
-    return r;
+    return JpegResponse(std::move(*bytes));
   }
 
   HttpResponse Page(const HttpRequest& request) {
@@ -140,11 +144,7 @@ class DocumentApi {
     if (!input) return ApiErrorFor(input.error());
     auto jpeg = RenderPreview(*input, static_cast<int>(*page), options_.render);
     if (!jpeg) return ApiErrorFor(jpeg.error());
-    HttpResponse r;
-    r.body = std::move(*jpeg);
-    r.headers["Content-Type"] = "image/jpeg";
-    r.headers["Cache-Control"] = "private, max-age=3600";
-    return r;
+    return JpegResponse(std::move(*jpeg));
   }
 
   HttpResponse Delete(const HttpRequest& request) {

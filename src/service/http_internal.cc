@@ -4,7 +4,8 @@
 #include "service/http_internal.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+
+#include "base/json.h"
 
 namespace mineru::service {
 namespace internal {
@@ -14,8 +15,10 @@ char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 
 bool HasCrLf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
 
 std::string ErrorJson(int status, std::string_view message, std::string_view type) {
-  nlohmann::json j = {{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // The API error shape (service/api_error.h) with the status as the code.
+  return DumpJson(Json{
+      {"object", "error"},
+      {"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}});
 }
 
 std::vector<std::string_view> SplitPath(std::string_view path) {

@@ -23,9 +23,7 @@ constexpr int kCleanupIntervalSeconds = 300;
 // How often a waiting /file_parse looks for its client having gone.
 constexpr std::chrono::milliseconds kDisconnectPoll{100};
 
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
+std::string Dump(const Json& json) { return DumpJson(json); }
 
 HttpResponse MineruError(int status, std::string_view message) {
   HttpResponse r = HttpResponse::Json(status, Dump(Json{{"error", message}}));

@@ -22,6 +22,7 @@
 
 #include "base/json.h"
 #include "image/data_url.h"
+#include "service/api_error.h"
 
 namespace mineru::service {
 namespace {
@@ -31,53 +32,28 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 // What UTF-8 repair puts where a character is incomplete: U+FFFD.
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
-std::string DumpJson(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-// OpenAI's error object plus vLLM's top-level "object": "error" (MinerU's client checks it).
-// Empty code or param become null.
-std::string ErrorBody(std::string_view message, std::string_view type, std::string_view code,
-                      std::string_view param = {}) {
-  Json error{{"message", message},
-             {"type", type},
-             {"param", param.empty() ? Json(nullptr) : Json(param)},
-             {"code", code.empty() ? Json(nullptr) : Json(code)}};
-  return DumpJson(Json{{"object", "error"}, {"error", error}});
-}
-
-HttpResponse ErrorResponse(int status, std::string_view message, std::string_view type,
-                           std::string_view code = {}) {
-  return HttpResponse::Json(status, ErrorBody(message, type, code));
-}
-
 // Errors found while reading the request: kNotFound is the unknown model (404), everything else
 // is the client's mistake (400).
 HttpResponse RequestError(const Error& error) {
   if (error.code == ErrorCode::kNotFound) {
-    return ErrorResponse(404, error.message, "invalid_request_error", "model_not_found");
+    return ApiError(404, error.message, "invalid_request_error", "model_not_found");
   }
-  return ErrorResponse(400, error.message, "invalid_request_error");
+  return ApiError(400, error.message, "invalid_request_error");
 }
 
 // Errors of Engine::Submit: a full queue is 429, a stopping engine 503 (both with Retry-After),
 // a refused request 400, anything else 500.
 HttpResponse SubmitError(const Error& error) {
-  HttpResponse r;
   switch (error.code) {
     case ErrorCode::kResourceExhausted:
-      r = ErrorResponse(429, error.message, "rate_limit_error", "rate_limit_exceeded");
-      break;
+      return ApiError(429, error.message, "rate_limit_error", "rate_limit_exceeded");
     case ErrorCode::kInvalidArgument:
-      return ErrorResponse(400, error.message, "invalid_request_error");
+      return ApiError(400, error.message, "invalid_request_error");
     case ErrorCode::kUnavailable:
-      r = ErrorResponse(503, error.message, "unavailable_error", "service_unavailable");
-      break;
+      return ApiError(503, error.message, "unavailable_error", "service_unavailable");
     default:
-      return ErrorResponse(500, error.message, "server_error");
+      return ApiError(500, error.message, "server_error");
   }
-  r.headers["Retry-After"] = std::to_string(kRetryAfterSeconds);
-  return r;
 }
 
 // The answer to a request that reached OpenAiOptions::request_timeout.
@@ -571,11 +547,11 @@ struct Api {
   HttpResponse ChatCompletions(const HttpRequest& http) const {
     const engine::Clock::time_point arrival = engine::Clock::now();
     if (!IsJsonContentType(http.Header("Content-Type"))) {
-      return ErrorResponse(415, "Content-Type must be application/json", "invalid_request_error");
+      return ApiError(415, "Content-Type must be application/json", "invalid_request_error");
     }
     auto body = ParseJson(http.body, "request body");
     if (!body) {
-      return ErrorResponse(400, "malformed JSON: " + body.error().message, "invalid_request_error");
+      return ApiError(400, "malformed JSON: " + body.error().message, "invalid_request_error");
     }
     auto parsed = ParseChatRequest(*body, options);
     if (!parsed) return RequestError(parsed.error());
@@ -584,7 +560,7 @@ struct Api {
     }
     const text::Tokenizer* tokenizer = engine.tokenizer();
     if (tokenizer == nullptr) {
-      return ErrorResponse(500, "the model has no tokenizer.json", "server_error");
+      return ApiError(500, "the model has no tokenizer.json", "server_error");
     }
     auto handle = engine.Submit(std::move(parsed->request));
     if (!handle) return SubmitError(handle.error());
@@ -597,10 +573,9 @@ struct Api {
         *handle, *text, [&] { return disconnected->load(); },
         [](const std::string&) { return true; });
     if (o.timed_out) {
-      return ErrorResponse(504, TimeoutMessage(options.request_timeout), kTimeoutType,
-                           kTimeoutCode);
+      return ApiError(504, TimeoutMessage(options.request_timeout), kTimeoutType, kTimeoutCode);
     }
-    if (!o.error.empty()) return ErrorResponse(500, o.error, "server_error");
+    if (!o.error.empty()) return ApiError(500, o.error, "server_error");
     Json choice{{"index", 0},
                 {"message", {{"role", "assistant"}, {"content", text->text()}}},
                 {"logprobs", nullptr},
@@ -645,9 +620,9 @@ struct Api {
           });
       if (writer->disconnected()) return;
       if (o.timed_out) {
-        writer->Send("", ErrorBody(TimeoutMessage(timeout), kTimeoutType, kTimeoutCode));
+        writer->Send("", ApiErrorBody(TimeoutMessage(timeout), kTimeoutType, kTimeoutCode));
       } else if (!o.error.empty()) {
-        writer->Send("", ErrorBody(o.error, "server_error", {}));
+        writer->Send("", ApiErrorBody(o.error, "server_error", {}));
       } else {
         writer->Send("", chunk(Json::object(), o.finish_reason));
         if (include_usage) {

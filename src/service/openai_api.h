@@ -17,7 +17,7 @@
 //   size and time), else refused with 400 naming the flag that allows them; file:// and every
 //   other scheme are always refused (400).
 // * Backpressure: a full engine queue (max_waiting) answers 429, a stopping engine 503, both
-//   with Retry-After: kRetryAfterSeconds.
+//   with Retry-After: kRetryAfter (service/api_error.h).
 // * request_timeout bounds each chat request from its arrival (queueing, images and
 //   generation). A request that reaches it answers 504 (type "timeout_error", code
 //   "request_timeout"); a stream that already started gets that error as an event, then
@@ -42,8 +42,6 @@
 namespace mineru::service {
 
 inline constexpr std::chrono::milliseconds kDefaultChatRequestTimeout{600'000};
-// Seconds a client is told to wait (Retry-After) when the engine's queue is full or it stops.
-inline constexpr int kRetryAfterSeconds = 1;
 
 struct OpenAiOptions {
   // The served model name: the one entry of /v1/models and the only accepted "model".

@@ -14,6 +14,7 @@
 
 #include "../pipeline/hanging_generator.h"
 #include "../pipeline/scripted_generator.h"
+#include "../pipeline/simple_page_script.h"
 #include "../support/scratch.h"
 #include "image/encode.h"
 #include "image/image.h"
@@ -24,28 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using pipeline::testing::HangingGenerator;
+using pipeline::testing::PlainPng;
 using pipeline::testing::ScriptedCall;
 using pipeline::testing::ScriptedGenerator;
+using pipeline::testing::SimplePageAnswer;
 using std::chrono::milliseconds;
 using testing_support::TestDir;
-
-constexpr std::string_view kLayout =
-    "<|box_start|>100 050 900 100<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
-    "<|box_start|>100 120 900 200<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
-    "<|box_start|>100 250 900 450<|box_end|><|ref_start|>image<|ref_end|><|rotate_up|>";
-
-std::optional<std::string> Answer(const ScriptedCall& call) {
-  if (call.prompt == pipeline::kLayoutPrompt) return std::string(kLayout);
-  return "Words on the page.";
-}
-
-std::string PngBytes(int width, int height, uint8_t shade) {
-  auto page = image::MakeImage(width, height, shade, shade, shade);
-  EXPECT_TRUE(page);
-  auto png = image::EncodePng(*page);
-  EXPECT_TRUE(png);
-  return std::string(png->begin(), png->end());
-}
 
 TaskManagerOptions Options(const std::string& dir) {
   TaskManagerOptions o;
@@ -75,10 +60,10 @@ bool Eventually(Pred pred) {
 
 TEST(TaskManagerTest, TaskRunsToOutputsAndSubscribersHearEveryStateInOrder) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager) << manager.error().ToString();
-  auto task = (*manager)->Submit({{"scan.png", PngBytes(400, 300, 250)}}, {});
+  auto task = (*manager)->Submit({{"scan.png", PlainPng(400, 300, 250)}}, {});
   ASSERT_TRUE(task) << task.error().ToString();
   EXPECT_EQ(task->id.size(), 36u);
   EXPECT_EQ(task->file_names, std::vector<std::string>{"scan.png"});
@@ -132,13 +117,13 @@ TEST(TaskManagerTest, TaskRunsToOutputsAndSubscribersHearEveryStateInOrder) {
 
 TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   int hits = 0, misses = 0;
   TaskManagerOptions options = Options(dir);
   options.on_cache_lookup = [&](bool hit) { ++(hit ? hits : misses); };
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
-  const std::string png = PngBytes(400, 300, 250);
+  const std::string png = PlainPng(400, 300, 250);
   auto first = (*manager)->Submit({{"a.png", png}}, {});
   ASSERT_TRUE(first);
   ASSERT_EQ(WaitFinal(**manager, first->id).status, TaskStatus::kCompleted);
@@ -166,7 +151,7 @@ TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
   ASSERT_TRUE(third);
   EXPECT_EQ(WaitFinal(**manager, third->id).cache_hits, 0);
   EXPECT_GT(generator.calls().size(), calls);
-  auto other = (*manager)->Submit({{"a.png", PngBytes(400, 300, 251)}}, {});  // one shade off
+  auto other = (*manager)->Submit({{"a.png", PlainPng(400, 300, 251)}}, {});  // one shade off
   ASSERT_TRUE(other);
   EXPECT_EQ(WaitFinal(**manager, other->id).cache_hits, 0);
   EXPECT_EQ(hits, 1);
@@ -184,7 +169,7 @@ TEST(TaskManagerTest, QueueIsBoundedAndReportsPlaceInLine) {
   options.max_queued_tasks = 2;
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
-  const std::string png = PngBytes(200, 100, 200);
+  const std::string png = PlainPng(200, 100, 200);
   auto running = (*manager)->Submit({{"0.png", png}}, {});
   ASSERT_TRUE(running);
   ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
@@ -208,7 +193,7 @@ TEST(TaskManagerTest, CancelWhileProcessingCancelsTheEngineRequests) {
   HangingGenerator generator;
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager);
-  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  auto task = (*manager)->Submit({{"p.png", PlainPng(200, 100, 200)}}, {});
   ASSERT_TRUE(task);
   ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
   std::optional<TaskInfo> after = (*manager)->Cancel(task->id);
@@ -227,7 +212,7 @@ TEST(TaskManagerTest, DeleteForgetsTheTaskAndRemovesItsFiles) {
   HangingGenerator generator;
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager);
-  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  auto task = (*manager)->Submit({{"p.png", PlainPng(200, 100, 200)}}, {});
   ASSERT_TRUE(task);
   ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
   const fs::path task_dir = fs::path(dir) / "tasks" / task->id;
@@ -247,7 +232,7 @@ TEST(TaskManagerTest, TaskPastItsDeadlineFails) {
   options.task_timeout = std::chrono::seconds(1);
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
-  auto task = (*manager)->Submit({{"p.png", PngBytes(200, 100, 200)}}, {});
+  auto task = (*manager)->Submit({{"p.png", PlainPng(200, 100, 200)}}, {});
   ASSERT_TRUE(task);
   const TaskInfo done = WaitFinal(**manager, task->id);
   EXPECT_EQ(done.status, TaskStatus::kFailed);
@@ -257,16 +242,16 @@ TEST(TaskManagerTest, TaskPastItsDeadlineFails) {
 
 TEST(TaskManagerTest, FinishedTasksLeaveAfterRetentionOrBeyondTheCount) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   TaskManagerOptions options = Options(dir);
   options.max_retained_tasks = 1;
   options.cache_bytes = 0;
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
-  auto a = (*manager)->Submit({{"a.png", PngBytes(200, 100, 10)}}, {});
+  auto a = (*manager)->Submit({{"a.png", PlainPng(200, 100, 10)}}, {});
   ASSERT_TRUE(a);
   WaitFinal(**manager, a->id);
-  auto b = (*manager)->Submit({{"b.png", PngBytes(200, 100, 20)}}, {});
+  auto b = (*manager)->Submit({{"b.png", PlainPng(200, 100, 20)}}, {});
   ASSERT_TRUE(b);
   WaitFinal(**manager, b->id);
   EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(a->id); }));  // the older one went
@@ -277,14 +262,14 @@ TEST(TaskManagerTest, FinishedTasksLeaveAfterRetentionOrBeyondTheCount) {
   expiring.retention = std::chrono::seconds(0);
   auto short_lived = TaskManager::Create(generator, expiring);
   ASSERT_TRUE(short_lived);
-  auto c = (*short_lived)->Submit({{"c.png", PngBytes(200, 100, 30)}}, {});
+  auto c = (*short_lived)->Submit({{"c.png", PlainPng(200, 100, 30)}}, {});
   ASSERT_TRUE(c);
   EXPECT_TRUE(Eventually([&] { return !(*short_lived)->Get(c->id); }));
 }
 
 TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   TaskManagerOptions options = Options(dir);
   options.max_task_files = 2;
   auto manager = TaskManager::Create(generator, options);
@@ -295,7 +280,7 @@ TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
   auto text = (*manager)->Submit({{"notes.txt", "just some text"}}, {});
   ASSERT_FALSE(text);
   EXPECT_NE(text.error().message.find("Unsupported file type: notes.txt"), std::string::npos);
-  const std::string png = PngBytes(100, 100, 0);
+  const std::string png = PlainPng(100, 100, 0);
   EXPECT_FALSE((*manager)->Submit({{"../x.png", png}}, {}));
   EXPECT_FALSE((*manager)->Submit({{".hidden.png", png}}, {}));
   EXPECT_TRUE((*manager)->Submit({{"a.png", png}, {"b.png", png}}, {}));  // at the bound
@@ -309,7 +294,7 @@ TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
 
 TEST(TaskManagerTest, ADocumentThatCannotBeOpenedFailsTheTask) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager);
   auto task = (*manager)->Submit({{"broken.pdf", "%PDF-1.7\nthis is not a PDF body"}}, {});
@@ -322,11 +307,11 @@ TEST(TaskManagerTest, ADocumentThatCannotBeOpenedFailsTheTask) {
 
 TEST(TaskManagerTest, TwoUploadsWithOneStemGetDistinctNames) {
   const std::string dir = TestDir();
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager);
   auto task = (*manager)->Submit(
-      {{"page.png", PngBytes(200, 100, 1)}, {"page.jpg", PngBytes(200, 100, 2)}}, {});
+      {{"page.png", PlainPng(200, 100, 1)}, {"page.jpg", PlainPng(200, 100, 2)}}, {});
   ASSERT_TRUE(task);
   EXPECT_EQ(task->documents, (std::vector<std::string>{"page", "page_2"}));
   ASSERT_EQ(WaitFinal(**manager, task->id).status, TaskStatus::kCompleted);
@@ -342,7 +327,7 @@ TEST(TaskManagerTest, StaleTaskDirectoriesOfAnEarlierRunAreRemoved) {
   const fs::path other = fs::path(dir) / "tasks" / "keep-me";
   fs::create_directories(stale);
   fs::create_directories(other);
-  ScriptedGenerator generator(Answer);
+  ScriptedGenerator generator(SimplePageAnswer);
   auto manager = TaskManager::Create(generator, Options(dir));
   ASSERT_TRUE(manager);
   EXPECT_FALSE(fs::exists(stale));

@@ -23,6 +23,7 @@
 #include "image/encode.h"
 #include "image_server.h"
 #include "model/random_checkpoint.h"
+#include "service/api_error.h"
 
 namespace mineru::service {
 namespace {
@@ -412,7 +413,7 @@ TEST_F(OpenAiApiTest, FullEngineQueueIs429WithRetryAfter) {
   ASSERT_TRUE(queued) << queued.error().ToString();
   auto r = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
   ExpectOpenAiError(r, 429, "queue full");
-  EXPECT_EQ(r->Header("retry-after"), std::to_string(kRetryAfterSeconds));
+  EXPECT_EQ(r->Header("retry-after"), std::to_string(kRetryAfter.count()));
   EXPECT_EQ((*ParseJson(r->body, "e"))["error"]["code"], "rate_limit_exceeded");
   queued->Cancel();
   hold.Release();

@@ -12,6 +12,7 @@
 
 #include "../pipeline/hanging_generator.h"
 #include "../pipeline/scripted_generator.h"
+#include "../pipeline/simple_page_script.h"
 #include "../support/http_client.h"
 #include "../support/scratch.h"
 #include "base/json.h"
@@ -25,32 +26,16 @@ namespace mineru::service {
 namespace {
 
 using pipeline::testing::HangingGenerator;
+using pipeline::testing::PlainPng;
 using pipeline::testing::ScriptedCall;
 using pipeline::testing::ScriptedGenerator;
+using pipeline::testing::SimplePageAnswer;
 using std::chrono::milliseconds;
 using testing_support::Client;
 using testing_support::Exchange;
 using testing_support::FormPart;
 using testing_support::HttpReply;
 using testing_support::MultipartBody;
-
-constexpr std::string_view kLayout =
-    "<|box_start|>100 050 900 100<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
-    "<|box_start|>100 120 900 200<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
-    "<|box_start|>100 250 900 450<|box_end|><|ref_start|>image<|ref_end|><|rotate_up|>";
-
-std::optional<std::string> Answer(const ScriptedCall& call) {
-  if (call.prompt == pipeline::kLayoutPrompt) return std::string(kLayout);
-  return "Words on the page.";
-}
-
-std::string Png(int width, int height, uint8_t shade) {
-  auto page = image::MakeImage(width, height, shade, shade, shade);
-  EXPECT_TRUE(page);
-  auto png = image::EncodePng(*page);
-  EXPECT_TRUE(png);
-  return std::string(png->begin(), png->end());
-}
 
 std::string CorpusPdf() {
   return testing_support::ReadFile(std::string(MINERU_TEST_DATA_DIR) +
@@ -168,8 +153,8 @@ class TaskApiTest : public ::testing::Test {
 };
 
 TEST_F(TaskApiTest, SubmitPollResultImagesZipAndDelete) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
-  auto submitted = Upload("/v1/document/parse", {{"file", Png(400, 300, 250), "scan.png"}});
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
+  auto submitted = Upload("/v1/document/parse", {{"file", PlainPng(400, 300, 250), "scan.png"}});
   ASSERT_TRUE(submitted);
   ASSERT_EQ(submitted->status, 202) << submitted->body;
   const Json task = BodyJson(submitted);
@@ -238,7 +223,7 @@ TEST_F(TaskApiTest, SubmitPollResultImagesZipAndDelete) {
 }
 
 TEST_F(TaskApiTest, RawPdfBodyWithPageRangeAndPreviews) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
   auto submitted = Exchange(port_, "POST", "/v1/document/parse?filename=report%20one.pdf",
                             CorpusPdf(), "application/pdf");
   ASSERT_TRUE(submitted);
@@ -277,7 +262,7 @@ TEST_F(TaskApiTest, ProgressEventsArriveAsPagesFinish) {
           std::unique_lock lock(mutex);
           opened.wait(lock, [&] { return open; });
         }
-        return Answer(call);
+        return SimplePageAnswer(call);
       }));
   auto submitted = Upload("/v1/document/parse", {{"file", CorpusPdf(), "doc.pdf"}});
   ASSERT_TRUE(submitted);
@@ -311,7 +296,7 @@ TEST_F(TaskApiTest, PendingResultIs202CancelledIs409QueueFullIs429) {
   options.concurrent_tasks = 1;
   options.max_queued_tasks = 1;
   HangingGenerator& generator = Start(std::make_unique<HangingGenerator>(), options);
-  const std::string png = Png(200, 100, 7);
+  const std::string png = PlainPng(200, 100, 7);
   auto first = Upload("/v1/document/parse", {{"file", png, "a.png"}});
   ASSERT_TRUE(first);
   const std::string id = BodyJson(first)["task_id"];
@@ -343,7 +328,7 @@ TEST_F(TaskApiTest, PendingResultIs202CancelledIs409QueueFullIs429) {
 }
 
 TEST_F(TaskApiTest, BadUploadsAndUnknownTasksGetClearErrors) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
   ExpectApiError(Exchange(port_, "POST", "/v1/document/parse", "{}", "application/json"), 415,
                  "Content-Type 'application/json' is not accepted");
   ExpectApiError(
@@ -353,15 +338,15 @@ TEST_F(TaskApiTest, BadUploadsAndUnknownTasksGetClearErrors) {
   ExpectApiError(Upload("/v1/document/parse", {{"file", "hello", "notes.txt"}}), 400,
                  "Unsupported file type: notes.txt");
   ExpectApiError(Upload("/v1/document/parse",
-                        {{"file", Png(10, 10, 0), "a.png"}, {"formula_enable", "maybe"}}),
+                        {{"file", PlainPng(10, 10, 0), "a.png"}, {"formula_enable", "maybe"}}),
                  400, "formula_enable");
-  ExpectApiError(
-      Upload("/v1/document/parse", {{"file", Png(10, 10, 0), "a.png"}, {"start_page_id", "-1"}}),
-      400, "start_page_id");
-  ExpectApiError(
-      Upload("/v1/document/parse",
-             {{"file", Png(10, 10, 0), "a.png"}, {"start_page_id", "3"}, {"end_page_id", "2"}}),
-      400, "past end_page_id");
+  ExpectApiError(Upload("/v1/document/parse",
+                        {{"file", PlainPng(10, 10, 0), "a.png"}, {"start_page_id", "-1"}}),
+                 400, "start_page_id");
+  ExpectApiError(Upload("/v1/document/parse", {{"file", PlainPng(10, 10, 0), "a.png"},
+                                               {"start_page_id", "3"},
+                                               {"end_page_id", "2"}}),
+                 400, "past end_page_id");
   ExpectApiError(Exchange(port_, "POST", "/v1/document/parse", "", "application/pdf"), 400,
                  "empty");
   for (const std::string path :
@@ -378,7 +363,7 @@ TEST_F(TaskApiTest, BadUploadsAndUnknownTasksGetClearErrors) {
 }
 
 TEST_F(TaskApiTest, FailedTaskIs409AndMineruFileParseIs500) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
   const std::string broken = "%PDF-1.7\nnot really a PDF";
   auto submitted = Upload("/v1/document/parse", {{"file", broken, "broken.pdf"}});
   ASSERT_TRUE(submitted);
@@ -390,8 +375,8 @@ TEST_F(TaskApiTest, FailedTaskIs409AndMineruFileParseIs500) {
 }
 
 TEST_F(TaskApiTest, MineruFileParseAnswersWhatWasAskedAsJsonOrZip) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
-  const std::string png = Png(400, 300, 250);
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
+  const std::string png = PlainPng(400, 300, 250);
   auto md_only = Upload("/file_parse", {{"files", png, "scan.png"}});
   ASSERT_TRUE(md_only);
   ASSERT_EQ(md_only->status, 200) << md_only->body;
@@ -405,7 +390,7 @@ TEST_F(TaskApiTest, MineruFileParseAnswersWhatWasAskedAsJsonOrZip) {
             std::string::npos);
 
   auto everything = Upload("/file_parse", {{"files", png, "scan.png"},
-                                           {"files", Png(300, 200, 240), "second.png"},
+                                           {"files", PlainPng(300, 200, 240), "second.png"},
                                            {"backend", "vlm-http-client"},
                                            {"return_middle_json", "true"},
                                            {"return_model_output", "true"},
@@ -440,9 +425,9 @@ TEST_F(TaskApiTest, MineruFileParseAnswersWhatWasAskedAsJsonOrZip) {
 }
 
 TEST_F(TaskApiTest, MineruTasksSubmitPollResultDeleteAndHealth) {
-  Start(std::make_unique<ScriptedGenerator>(Answer));
-  auto submitted =
-      Upload("/tasks", {{"files", Png(400, 300, 250), "scan.png"}, {"return_middle_json", "true"}});
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
+  auto submitted = Upload(
+      "/tasks", {{"files", PlainPng(400, 300, 250), "scan.png"}, {"return_middle_json", "true"}});
   ASSERT_TRUE(submitted);
   ASSERT_EQ(submitted->status, 202) << submitted->body;
   const Json task = BodyJson(submitted);
@@ -485,7 +470,8 @@ TEST_F(TaskApiTest, MineruTasksSubmitPollResultDeleteAndHealth) {
 TEST_F(TaskApiTest, FileParseClientThatLeavesCancelsAndDeletesItsTask) {
   HangingGenerator& generator = Start(std::make_unique<HangingGenerator>());
   std::string content_type;
-  const std::string body = MultipartBody({{"files", Png(200, 100, 9), "a.png"}}, &content_type);
+  const std::string body =
+      MultipartBody({{"files", PlainPng(200, 100, 9), "a.png"}}, &content_type);
   {
     Client c(port_);
     ASSERT_TRUE(c.Send(testing_support::PostRequest("/file_parse", body,
