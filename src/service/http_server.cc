@@ -317,7 +317,7 @@ class Session : public std::enable_shared_from_this<Session> {
       if (s != State::kHandling && s != State::kStreaming) return;
       ErrorCodeT aec;
       size_t available = ec ? 0 : self->socket_.available(aec);
-      if (false && !ec && !aec && available == 0) {
+      if (!ec && !aec && available == 0) {
         // A read-readiness wakeup can be stale (left from the request's own bytes, already
         // read): only a peek that sees end-of-stream means the client closed.
         char byte;
