@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: Apache-2.0
+// mineru-cpp bench-http --url http://HOST:PORT: load on a running server from keep-alive
+// clients, one thread and one connection each, for every client count of --clients:
+//   chat   POST /v1/chat/completions, MinerU-style (one image as a data URL and the
+//          "\nText Recognition:" prompt, greedy, --max-tokens), non-streaming;
+//   parse  POST /v1/document/parse (multipart, one `file` part), then GET /v1/tasks/{id}
+//          every --poll-ms until the task is completed (failed or cancelled count as errors).
+// Prints one row per client count: requests, errors, requests/s, latency percentiles (P50,
+// P90, P99 by nearest rank over the successful requests) and the maximum; for chat also
+// generated tokens per second (usage.completion_tokens over the wall time). Exit 1 when any
+// request failed (the first failure is printed), 2 for a bad command line.
+//
+// The client is a few POSIX socket calls rather than an HTTP library: requests need JSON and
+// multipart bodies (so wrk and ab do not fit), and a load generator should add as little of its
+// own cost as it can.
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "apps/commands.h"
+#include "base/json.h"
+#include "image/data_url.h"
+#include "image/encode.h"
+
+namespace mineru::apps {
+namespace {
+
+constexpr int kDefaultRequests = 10;
+constexpr int kDefaultMaxTokens = 16;
+constexpr int kDefaultPollMs = 100;
+constexpr int kDefaultTimeoutSeconds = 600;  // MinerU's client gives up after 600 s too
+// Largest response accepted; a bigger one is reported as an error rather than buffered.
+constexpr size_t kMaxResponseBytes = size_t{256} << 20;
+
+struct BenchHttpArgs {
+  std::string url = "http://127.0.0.1:8000";
+  std::vector<int> clients = {1, 10, 50};
+  int requests = kDefaultRequests;
+  std::string kind = "chat";
+  std::string image;  // empty: a generated 112x84 PNG
+  std::string file;   // the document for parse
+  std::string model;  // "model" of chat requests; empty: not sent (the server's own)
+  int max_tokens = kDefaultMaxTokens;
+  int poll_ms = kDefaultPollMs;
+  int timeout_s = kDefaultTimeoutSeconds;
+};
+
+struct Target {
+  std::string host;
+  std::string port;
+};
+
+// http://HOST[:PORT][/]; IPv6 as [::1].
+Result<Target> ParseUrl(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return Fail(ErrorCode::kInvalidArgument, "--url must start with http:// (not '{}')", url);
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  rest = rest.substr(0, rest.find('/'));
+  Target t;
+  if (!rest.empty() && rest.front() == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string_view::npos) return Fail(ErrorCode::kInvalidArgument, "bad --url");
+    t.host = std::string(rest.substr(1, close - 1));
+    rest = rest.substr(close + 1);
+    t.port = rest.empty() ? "80" : std::string(rest.substr(rest.front() == ':' ? 1 : 0));
+  } else {
+    const size_t colon = rest.rfind(':');
+    t.host = std::string(rest.substr(0, colon));
+    t.port = colon == std::string_view::npos ? "80" : std::string(rest.substr(colon + 1));
+  }
+  if (t.host.empty() || t.port.empty()) {
+    return Fail(ErrorCode::kInvalidArgument, "--url '{}' names no host or port", url);
+  }
+  return t;
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+// One keep-alive HTTP/1.1 connection; reconnects when the server closed it.
+class Connection {
+ public:
+  Connection(Target target, std::chrono::seconds timeout)
+      : target_(std::move(target)), timeout_(timeout) {}
+  ~Connection() { Close(); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Result<Reply> Request(std::string_view method, std::string_view path,
+                        std::string_view content_type, std::string_view body) {
+    std::string head = std::string(method) + " " + std::string(path) +
+                       " HTTP/1.1\r\nHost: " + target_.host + ":" + target_.port + "\r\n";
+    if (!content_type.empty()) head += "Content-Type: " + std::string(content_type) + "\r\n";
+    if (method != "GET") head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    head += "\r\n";
+    // A kept-alive connection the server has closed meanwhile fails at once: retry once fresh.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const bool reused = fd_ >= 0;
+      if (fd_ < 0) MINERU_RETURN_IF_ERROR(Connect());
+      if (SendAll(head) && SendAll(body)) {
+        auto reply = ReadReply();
+        if (reply || !reused) return reply;
+      } else if (!reused) {
+        return Fail(ErrorCode::kIo, "sending to {}:{} failed", target_.host, target_.port);
+      }
+      Close();
+    }
+    return Fail(ErrorCode::kIo, "the connection to {}:{} failed", target_.host, target_.port);
+  }
+
+ private:
+  Status Connect() {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = getaddrinfo(target_.host.c_str(), target_.port.c_str(), &hints, &found)) {
+      return Fail(ErrorCode::kIo, "{}:{}: {}", target_.host, target_.port, gai_strerror(rc));
+    }
+    std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, freeaddrinfo);
+    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+      if (fd < 0) continue;
+      timeval tv{};
+      tv.tv_sec = static_cast<time_t>(timeout_.count());
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        fd_ = fd;
+        buffer_.clear();
+        return OkStatus();
+      }
+      close(fd);
+    }
+    return Fail(ErrorCode::kIo, "cannot connect to {}:{}", target_.host, target_.port);
+  }
+
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    buffer_.clear();
+  }
+
+  bool SendAll(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Reads more bytes into buffer_; false on EOF, error or timeout.
+  bool Fill() {
+    char chunk[64 * 1024];
+    const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(n));
+    return buffer_.size() <= kMaxResponseBytes + 64 * 1024;
+  }
+
+  // Until buffer_ holds `n` bytes from `from`.
+  bool Need(size_t from, size_t n) {
+    while (buffer_.size() < from + n) {
+      if (!Fill()) return false;
+    }
+    return true;
+  }
+
+  Result<Reply> ReadReply() {
+    size_t end;
+    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Fill()) return Fail(ErrorCode::kIo, "no response head");
+    }
+    const std::string head = buffer_.substr(0, end);
+    size_t at = end + 4;
+    Reply reply;
+    if (head.size() < 12 || head.compare(0, 5, "HTTP/") != 0) {
+      return Fail(ErrorCode::kIo, "not an HTTP response");
+    }
+    reply.status = std::atoi(head.c_str() + head.find(' ') + 1);
+    std::optional<size_t> length;
+    bool chunked = false, close_after = false;
+    size_t line = head.find("\r\n");
+    while (line != std::string::npos) {
+      const size_t next = head.find("\r\n", line + 2);
+      std::string field = head.substr(line + 2, next == std::string::npos ? next : next - line - 2);
+      std::transform(field.begin(), field.end(), field.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (field.rfind("content-length:", 0) == 0) {
+        length = std::strtoull(field.c_str() + 15, nullptr, 10);
+      } else if (field.rfind("transfer-encoding:", 0) == 0) {
+        chunked = field.find("chunked") != std::string::npos;
+      } else if (field.rfind("connection:", 0) == 0) {
+        close_after = field.find("close") != std::string::npos;
+      }
+      line = next;
+    }
+    if (chunked) {
+      while (true) {
+        size_t eol;
+        while ((eol = buffer_.find("\r\n", at)) == std::string::npos) {
+          if (!Fill()) return Fail(ErrorCode::kIo, "truncated chunked body");
+        }
+        const size_t size = std::strtoull(buffer_.c_str() + at, nullptr, 16);
+        at = eol + 2;
+        if (reply.body.size() + size > kMaxResponseBytes || !Need(at, size + 2)) {
+          return Fail(ErrorCode::kIo, "truncated or oversized chunked body");
+        }
+        reply.body.append(buffer_, at, size);
+        at += size + 2;
+        if (size == 0) break;  // (trailers are not expected from our server)
+      }
+    } else if (length) {
+      if (*length > kMaxResponseBytes || !Need(at, *length)) {
+        return Fail(ErrorCode::kIo, "truncated or oversized body");
+      }
+      reply.body = buffer_.substr(at, *length);
+      at += *length;
+    } else {
+      while (Fill()) {
+      }
+      reply.body = buffer_.substr(at);
+      at = buffer_.size();
+      close_after = true;
+    }
+    buffer_.erase(0, at);
+    if (close_after) Close();
+    return reply;
+  }
+
+  Target target_;
+  std::chrono::seconds timeout_;
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Fail(ErrorCode::kIo, "{}: cannot open", path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The chat request body, built once: MinerU's OCR prompt on one image.
+Result<std::string> ChatBody(const BenchHttpArgs& args) {
+  std::string mime = "image/png";
+  std::vector<uint8_t> bytes;
+  if (args.image.empty()) {
+    image::RgbImage rgb;
+    rgb.width = 112;
+    rgb.height = 84;
+    rgb.pixels.resize(static_cast<size_t>(rgb.width * rgb.height * 3));
+    for (size_t i = 0; i < rgb.pixels.size(); ++i) rgb.pixels[i] = static_cast<uint8_t>(i * 37);
+    MINERU_ASSIGN_OR_RETURN(bytes, image::EncodePng(rgb));
+  } else {
+    MINERU_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(args.image));
+    bytes.assign(file.begin(), file.end());
+    if (file.size() >= 3 && static_cast<uint8_t>(file[0]) == 0xFF &&
+        static_cast<uint8_t>(file[1]) == 0xD8) {
+      mime = "image/jpeg";
+    }
+  }
+  Json body{{"messages",
+             {{{"role", "system"}, {"content", "You are a helpful assistant."}},
+              {{"role", "user"},
+               {"content",
+                {{{"type", "image_url"}, {"image_url", {{"url", image::MakeDataUrl(mime, bytes)}}}},
+                 {{"type", "text"}, {"text", "\nText Recognition:"}}}}}}},
+            {"temperature", 0.0},
+            {"top_p", 0.01},
+            {"top_k", 1},
+            {"skip_special_tokens", false},
+            {"max_tokens", args.max_tokens}};
+  if (!args.model.empty()) body["model"] = args.model;
+  return body.dump();
+}
+
+struct Upload {
+  std::string content_type;
+  std::string body;
+};
+
+Result<Upload> ParseUpload(const BenchHttpArgs& args) {
+  MINERU_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(args.file));
+  std::string name = std::filesystem::path(args.file).filename().string();
+  std::erase_if(name, [](char c) { return c == '"' || c == '\r' || c == '\n'; });
+  const std::string boundary = "mineru-bench-http-4f1c9a0e7d";
+  Upload u;
+  u.content_type = "multipart/form-data; boundary=" + boundary;
+  u.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" +
+           name + "\"\r\nContent-Type: application/pdf\r\n\r\n" + file + "\r\n--" + boundary +
+           "--\r\n";
+  return u;
+}
+
+// One request's outcome: seconds (successful ones), tokens (chat).
+struct Sample {
+  bool ok = false;
+  double seconds = 0;
+  int64_t tokens = 0;
+  std::string error;
+};
+
+Sample ChatOnce(Connection& c, const std::string& body) {
+  Sample s;
+  auto reply = c.Request("POST", "/v1/chat/completions", "application/json", body);
+  if (!reply) {
+    s.error = reply.error().ToString();
+    return s;
+  }
+  if (reply->status != 200) {
+    s.error = "HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);
+    return s;
+  }
+  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  const Json* tokens = json.is_object() && json.contains("usage") && json["usage"].is_object()
+                           ? &json["usage"]["completion_tokens"]
+                           : nullptr;
+  if (!json.is_object() || !json.contains("choices") || tokens == nullptr ||
+      !tokens->is_number_integer()) {
+    s.error = "not a chat.completion: " + reply->body.substr(0, 300);
+    return s;
+  }
+  s.tokens = tokens->get<int64_t>();
+  s.ok = true;
+  return s;
+}
+
+Sample ParseOnce(Connection& c, const Upload& upload, std::chrono::milliseconds poll,
+                 std::chrono::seconds timeout) {
+  Sample s;
+  auto reply = c.Request("POST", "/v1/document/parse", upload.content_type, upload.body);
+  if (!reply) {
+    s.error = reply.error().ToString();
+    return s;
+  }
+  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (reply->status != 202 || !json.is_object() || !json["task_id"].is_string()) {
+    s.error = "submit: HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);
+    return s;
+  }
+  const std::string status_url = json.value("status_url", "/v1/tasks/" + json.value("task_id", ""));
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto polled = c.Request("GET", status_url, "", "");
+    if (!polled) {
+      s.error = polled.error().ToString();
+      return s;
+    }
+    Json task = Json::parse(polled->body, nullptr, /*allow_exceptions=*/false);
+    const std::string status = task.is_object() ? task.value("status", "") : "";
+    if (polled->status != 200 || status.empty()) {
+      s.error = "poll: HTTP " + std::to_string(polled->status) + ": " + polled->body.substr(0, 300);
+      return s;
+    }
+    if (status == "completed") break;
+    if (status == "failed" || status == "cancelled") {
+      s.error = "task " + status + ": " + task.value("error", Json()).dump();
+      return s;
+    }
+    if (std::chrono::steady_clock::now() > give_up) {
+      s.error = "task not completed within --timeout";
+      return s;
+    }
+    std::this_thread::sleep_for(poll);
+  }
+  s.ok = true;
+  return s;
+}
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  // Nearest rank: the smallest value with at least p% of the values at or below it.
+  const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+int RunBenchHttp(const BenchHttpArgs& args) {
+  auto target = ParseUrl(args.url);
+  if (!target) return ReportError(target.error());
+  const bool chat = args.kind == "chat";
+  std::string chat_body;
+  Upload upload;
+  if (chat) {
+    auto body = ChatBody(args);
+    if (!body) return ReportError(body.error());
+    chat_body = std::move(*body);
+  } else {
+    if (args.file.empty()) {
+      std::fprintf(stderr, "mineru-cpp: error: --kind parse needs --file DOCUMENT\n");
+      return kExitUsage;
+    }
+    auto built = ParseUpload(args);
+    if (!built) return ReportError(built.error());
+    upload = std::move(*built);
+  }
+  const std::chrono::seconds timeout(args.timeout_s);
+  std::printf("bench-http %s %s: %d requests per client%s\n", args.kind.c_str(), args.url.c_str(),
+              args.requests,
+              chat ? (", max_tokens " + std::to_string(args.max_tokens)).c_str() : "");
+  std::printf("%8s %9s %7s %9s %9s %9s %9s %9s%s\n", "clients", "requests", "errors", "req/s",
+              "p50_ms", "p90_ms", "p99_ms", "max_ms", chat ? "  tokens/s" : "");
+  std::string first_error;
+  int64_t total_errors = 0;
+  for (int clients : args.clients) {
+    std::vector<std::vector<Sample>> samples(static_cast<size_t>(clients));
+    std::vector<std::thread> threads;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < clients; ++i) {
+      threads.emplace_back([&, i] {
+        Connection connection(*target, timeout);
+        for (int r = 0; r < args.requests; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          Sample s = chat ? ChatOnce(connection, chat_body)
+                          : ParseOnce(connection, upload, std::chrono::milliseconds(args.poll_ms),
+                                      timeout);
+          s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          samples[static_cast<size_t>(i)].push_back(std::move(s));
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::vector<double> latencies;
+    int64_t requests = 0, errors = 0, tokens = 0;
+    for (const auto& list : samples) {
+      for (const Sample& s : list) {
+        ++requests;
+        if (!s.ok) {
+          ++errors;
+          if (first_error.empty()) first_error = s.error;
+          continue;
+        }
+        latencies.push_back(s.seconds * 1000);
+        tokens += s.tokens;
+      }
+    }
+    std::sort(latencies.begin(), latencies.end());
+    total_errors += errors;
+    const double ok_per_second = static_cast<double>(requests - errors) / wall;
+    std::printf("%8d %9lld %7lld %9.2f %9.1f %9.1f %9.1f %9.1f", clients,
+                static_cast<long long>(requests), static_cast<long long>(errors), ok_per_second,
+                Percentile(latencies, 50), Percentile(latencies, 90), Percentile(latencies, 99),
+                latencies.empty() ? 0.0 : latencies.back());
+    if (chat) std::printf(" %9.1f", static_cast<double>(tokens) / wall);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (total_errors > 0) {
+    std::fprintf(stderr, "mineru-cpp: error: %lld requests failed; first: %s\n",
+                 static_cast<long long>(total_errors), first_error.c_str());
+    return kExitFailure;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& /*global*/, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "bench-http", "Load a running server from keep-alive clients: latency and throughput");
+  auto args = std::make_shared<BenchHttpArgs>();
+  cmd->add_option("--url", args->url, "Server address (http://HOST:PORT)")->capture_default_str();
+  cmd->add_option("--clients", args->clients, "Client counts to run, one row each (1,10,50)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--requests", args->requests, "Requests per client")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--kind", args->kind, "chat: /v1/chat/completions; parse: /v1/document/parse")
+      ->check(CLI::IsMember({"chat", "parse"}))
+      ->capture_default_str();
+  cmd->add_option("--image", args->image, "Image (PNG or JPEG) for chat (default: generated)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--file", args->file, "Document (PDF) for parse")->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "\"model\" of chat requests (default: not sent)");
+  cmd->add_option("--max-tokens", args->max_tokens, "max_tokens of chat requests")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--poll-ms", args->poll_ms, "Task polling interval for parse")
+      ->check(CLI::Range(1, 60'000))
+      ->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "Seconds one request (or task) may take")
+      ->check(CLI::Range(1, 86'400))
+      ->capture_default_str();
+  cmd->callback([=] { *exit_code = RunBenchHttp(*args); });
+}
+
+}  // namespace mineru::apps
