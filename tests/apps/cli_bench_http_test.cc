@@ -3,11 +3,6 @@
 // tokenizer (written by the CTest fixture text_qwen_tokenizer), `mineru-cpp serve` serves it on a
 // free port, and bench-http runs chat requests from 2 keep-alive clients: the printed table has
 // its header and one well-formed row per client count, with every request answered.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <sstream>
@@ -16,8 +11,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
-
-extern char** environ;
+#include "serve_process.h"
 
 namespace mineru::apps {
 namespace {
@@ -27,70 +21,6 @@ using testing::Describe;
 using testing::RunCli;
 using testing::Succeeded;
 using testing::UsageError;
-
-const std::string kBinary = std::string(MINERU_BINARY_DIR) + "/src/apps/mineru-cpp";
-
-// `mineru-cpp serve` as a child process: started on port 0, its URL read from the
-// "listening on http://HOST:PORT" line of its stderr; SIGTERM and reaped on destruction.
-class Server {
- public:
-  explicit Server(const std::string& model_dir) {
-    int fds[2];
-    if (pipe(fds) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> args = {
-        kBinary, "--threads",           "2",          "serve", "--model", model_dir, "--port",
-        "0",     "--served-model-name", "tiny-mineru"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, kBinary.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) {
-      pid_ = -1;
-      close(fds[0]);
-      return;
-    }
-    fd_ = fds[0];
-    // Reads until the line naming the URL (or EOF: the server failed to start).
-    std::string line;
-    char c;
-    while (read(fd_, &c, 1) == 1) {
-      log_ += c;
-      if (c != '\n') {
-        line += c;
-        continue;
-      }
-      constexpr std::string_view kListening = "listening on ";
-      if (line.rfind(kListening, 0) == 0) {
-        url_ = line.substr(kListening.size());
-        break;
-      }
-      line.clear();
-    }
-  }
-  ~Server() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      int status = 0;
-      waitpid(pid_, &status, 0);
-    }
-    if (fd_ >= 0) close(fd_);
-  }
-  const std::string& url() const { return url_; }
-  const std::string& log() const { return log_; }
-
- private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  std::string url_;
-  std::string log_;
-};
 
 // The rows of the table under the header line ("clients requests errors ...").
 std::vector<std::vector<std::string>> TableRows(const std::string& out) {
@@ -117,7 +47,7 @@ TEST(BenchHttpCliTest, ChatAgainstServeOfATinyModel) {
   const CliResult made = RunCli({"make-model", "--config", "tiny", "-o", model_dir,
                                  "--tokenizer-source", MINERU_QWEN_TOKENIZER});
   ASSERT_TRUE(Succeeded(made));
-  Server server(model_dir);
+  testing::ServeProcess server({"--model", model_dir, "--served-model-name", "tiny-mineru"});
   ASSERT_EQ(server.url().rfind("http://", 0), 0u) << server.log();
 
   const CliResult r = RunCli({"bench-http", "--url", server.url(), "--clients", "1,2", "--requests",

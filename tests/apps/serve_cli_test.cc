@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+// `mineru-cpp serve` end to end on a tiny random checkpoint with the Qwen2 tokenizer: every
+// surface answers through the one binary (probes, web UI, our document API, MinerU's health,
+// metrics), a repeated document is a cache hit that bench-http's parse mode measures, SIGTERM
+// exits 0 and removes the default work directory, and bad flags or models are refused.
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "../support/http_client.h"
+#include "base/json.h"
+#include "cli_test_util.h"
+#include "serve_process.h"
+
+namespace mineru::apps {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliResult;
+using testing::Describe;
+using testing::RunCli;
+using testing::ServeProcess;
+using testing::Succeeded;
+using testing::UsageError;
+using testing_support::Exchange;
+
+const std::string kShapesPdf = std::string(MINERU_TEST_DATA_DIR) + "/pdf/shapes.pdf";  // 3 pages
+
+// A tiny checkpoint in <scratch>/model (scratch: the test's one TestDir()).
+std::string TinyModel(const std::string& scratch) {
+  const std::string dir = scratch + "/model";
+  const CliResult made = RunCli(
+      {"make-model", "--config", "tiny", "-o", dir, "--tokenizer-source", MINERU_QWEN_TOKENIZER});
+  EXPECT_TRUE(Succeeded(made)) << Describe(made);
+  return dir;
+}
+
+Json JsonOf(const std::optional<testing_support::HttpReply>& r) {
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  Json json = Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << r->body;
+  return json;
+}
+
+// The value of the first sample of `metric` whose labels contain `labels`; -1 when none.
+double Sample(const std::string& metrics, const std::string& metric, const std::string& labels) {
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(metric, 0) != 0 || line.size() <= metric.size()) continue;
+    const char next = line[metric.size()];
+    if (next != ' ' && next != '{') continue;  // another metric with this prefix
+    if (line.find(labels) == std::string::npos) continue;
+    return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
+  }
+  return -1;
+}
+
+TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  const std::string work = scratch + "/work";
+  ServeProcess server({"--model", model, "--work-dir", work, "--max-tokens", "8"});
+  ASSERT_EQ(server.url().rfind("http://127.0.0.1:", 0), 0u) << server.log();
+  const int port = server.port();
+
+  auto ready = Exchange(port, "GET", "/health/ready");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  auto index = Exchange(port, "GET", "/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->Header("content-security-policy").find("default-src 'self'"), std::string::npos);
+  EXPECT_EQ(JsonOf(Exchange(port, "GET", "/health"))["status"], "healthy");
+
+  // A document through our API, polled to completion.
+  auto submitted = Exchange(port, "POST", "/v1/document/parse?filename=shapes.pdf",
+                            testing::ReadFile(kShapesPdf), "application/pdf");
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  const std::string id = JsonOf(submitted)["task_id"];
+  Json task;
+  for (int i = 0; i < 6000; ++i) {
+    task = JsonOf(Exchange(port, "GET", "/v1/tasks/" + id));
+    if (task["status"] != "pending" && task["status"] != "processing") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["progress"]["pages_done"], 3);
+  EXPECT_TRUE(fs::exists(work + "/" + id));  // --work-dir is used
+
+  // The same document again through bench-http's parse mode: answered from the cache.
+  const CliResult bench = RunCli({"bench-http", "--url", server.url(), "--kind", "parse", "--file",
+                                  kShapesPdf, "--clients", "1", "--requests", "2"});
+  EXPECT_TRUE(Succeeded(bench)) << Describe(bench);
+
+  auto metrics = Exchange(port, "GET", "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(Sample(metrics->body, "mineru_pages_total", ""), 3.0) << metrics->body;
+  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "result=\"hit\""), 2.0);
+  EXPECT_GE(Sample(metrics->body, "mineru_http_requests_total",
+                   "route=\"/v1/document/parse\",status=\"202\""),
+            3.0);
+  EXPECT_GT(Sample(metrics->body, "process_resident_memory_bytes", ""), 0.0);
+  EXPECT_GT(Sample(metrics->body, "mineru_generation_tokens_total", ""), 0.0);
+
+  EXPECT_EQ(server.Stop(), 0) << server.log();
+  EXPECT_NE(server.log().find("received SIGTERM"), std::string::npos) << server.log();
+}
+
+TEST(ServeCliTest, DefaultWorkDirectoryIsRemovedAtExit) {
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  const std::string tmp = scratch + "/tmp";
+  fs::create_directories(tmp);
+  ServeProcess server({"--model", model}, {"TMPDIR=" + tmp});
+  ASSERT_FALSE(server.url().empty()) << server.log();
+  EXPECT_FALSE(fs::is_empty(tmp));  // mineru-cpp-XXXXXX
+  EXPECT_EQ(server.Stop(), 0) << server.log();
+  EXPECT_TRUE(fs::is_empty(tmp));
+}
+
+TEST(ServeCliTest, BadFlagsAndModelsAreRefused) {
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--port", "70000"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-queued-tasks", "0"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--concurrent-tasks", "0"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-form-parts", "0"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve"})));  // --model is required
+  const CliResult missing = RunCli({"serve", "--model", testing::TestDir() + "/no-such-model"});
+  EXPECT_TRUE(testing::ExitedWith(missing, 1)) << Describe(missing);
+}
+
+}  // namespace
+}  // namespace mineru::apps
