@@ -78,10 +78,11 @@ std::vector<std::string> SseData(const std::string& body);
 
 // A multipart/form-data body; returns the Content-Type header value in *content_type.
 struct FormPart {
-  std::string name;
-  std::string value;
-  std::string filename;      // non-empty: a file part
-  std::string content_type;  // for file parts ("application/octet-stream" when empty)
+  // Default initialisers let {name, value} and {name, value, filename} stand for a part.
+  std::string name = {};
+  std::string value = {};
+  std::string filename = {};      // non-empty: a file part
+  std::string content_type = {};  // for file parts ("application/octet-stream" when empty)
 };
 std::string MultipartBody(const std::vector<FormPart>& parts, std::string* content_type);
 
