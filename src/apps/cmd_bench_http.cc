@@ -4,7 +4,9 @@
 //   chat   POST /v1/chat/completions, MinerU-style (one image as a data URL and the
 //          "\nText Recognition:" prompt, greedy, --max-tokens), non-streaming;
 //   parse  POST /v1/document/parse (multipart, one `file` part), then GET /v1/tasks/{id}
-//          every --poll-ms until the task is completed (failed or cancelled count as errors).
+//          every --poll-ms until the task is completed (failed or cancelled count as errors);
+//   file_parse  MinerU's POST /file_parse (multipart, one `files` part), which answers when
+//          the document is parsed: the latency a MinerU client sees, without polling.
 // Prints one row per client count: requests, errors, requests/s, latency percentiles (P50,
 // P90, P99 by nearest rank over the successful requests) and the maximum; for chat also
 // generated tokens per second (usage.completion_tokens over the wall time). Exit 1 when any
@@ -308,9 +310,11 @@ Result<Upload> ParseUpload(const BenchHttpArgs& args) {
   const std::string boundary = "mineru-bench-http-4f1c9a0e7d";
   Upload u;
   u.content_type = "multipart/form-data; boundary=" + boundary;
-  u.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" +
-           name + "\"\r\nContent-Type: application/pdf\r\n\r\n" + file + "\r\n--" + boundary +
-           "--\r\n";
+  // MinerU's endpoint names its file field "files"; ours takes "file" (or "files").
+  const std::string field = args.kind == "file_parse" ? "files" : "file";
+  u.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + field +
+           "\"; filename=\"" + name + "\"\r\nContent-Type: application/pdf\r\n\r\n" + file +
+           "\r\n--" + boundary + "--\r\n";
   return u;
 }
 
@@ -389,6 +393,23 @@ Sample ParseOnce(Connection& c, const Upload& upload, std::chrono::milliseconds 
   return s;
 }
 
+Sample FileParseOnce(Connection& c, const Upload& upload) {
+  Sample s;
+  auto reply = c.Request("POST", "/file_parse", upload.content_type, upload.body);
+  if (!reply) {
+    s.error = reply.error().ToString();
+    return s;
+  }
+  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  if (reply->status != 200 || !json.is_object() || !json["results"].is_object()) {
+    s.error =
+        "file_parse: HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);
+    return s;
+  }
+  s.ok = true;
+  return s;
+}
+
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   // Nearest rank: the smallest value with at least p% of the values at or below it.
@@ -408,7 +429,8 @@ int RunBenchHttp(const BenchHttpArgs& args) {
     chat_body = std::move(*body);
   } else {
     if (args.file.empty()) {
-      std::fprintf(stderr, "mineru-cpp: error: --kind parse needs --file DOCUMENT\n");
+      std::fprintf(stderr, "mineru-cpp: error: --kind %s needs --file DOCUMENT\n",
+                   args.kind.c_str());
       return kExitUsage;
     }
     auto built = ParseUpload(args);
@@ -432,9 +454,11 @@ int RunBenchHttp(const BenchHttpArgs& args) {
         Connection connection(*target, timeout);
         for (int r = 0; r < args.requests; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          Sample s = chat ? ChatOnce(connection, chat_body)
-                          : ParseOnce(connection, upload, std::chrono::milliseconds(args.poll_ms),
-                                      timeout);
+          Sample s =
+              chat ? ChatOnce(connection, chat_body)
+              : args.kind == "file_parse"
+                  ? FileParseOnce(connection, upload)
+                  : ParseOnce(connection, upload, std::chrono::milliseconds(args.poll_ms), timeout);
           s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           samples[static_cast<size_t>(i)].push_back(std::move(s));
         }
@@ -489,12 +513,15 @@ void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& /*global*/, int* ex
   cmd->add_option("--requests", args->requests, "Requests per client")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--kind", args->kind, "chat: /v1/chat/completions; parse: /v1/document/parse")
-      ->check(CLI::IsMember({"chat", "parse"}))
+  cmd->add_option("--kind", args->kind,
+                  "chat: /v1/chat/completions; parse: /v1/document/parse, polled; file_parse: "
+                  "MinerU's /file_parse")
+      ->check(CLI::IsMember({"chat", "parse", "file_parse"}))
       ->capture_default_str();
   cmd->add_option("--image", args->image, "Image (PNG or JPEG) for chat (default: generated)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--file", args->file, "Document (PDF) for parse")->check(CLI::ExistingFile);
+  cmd->add_option("--file", args->file, "Document (PDF) for parse and file_parse")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--model", args->model, "\"model\" of chat requests (default: not sent)");
   cmd->add_option("--max-tokens", args->max_tokens, "max_tokens of chat requests")
       ->check(CLI::Range(1, 1 << 20))

@@ -91,16 +91,19 @@ TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
   EXPECT_EQ(task["progress"]["pages_done"], 3);
   EXPECT_TRUE(fs::exists(work + "/" + id));  // --work-dir is used
 
-  // The same document again through bench-http's parse mode: answered from the cache.
+  // The same document again through bench-http's parse and file_parse modes: from the cache.
   const CliResult bench = RunCli({"bench-http", "--url", server.url(), "--kind", "parse", "--file",
                                   kShapesPdf, "--clients", "1", "--requests", "2"});
   EXPECT_TRUE(Succeeded(bench)) << Describe(bench);
+  const CliResult mineru = RunCli({"bench-http", "--url", server.url(), "--kind", "file_parse",
+                                   "--file", kShapesPdf, "--clients", "1", "--requests", "2"});
+  EXPECT_TRUE(Succeeded(mineru)) << Describe(mineru);
 
   auto metrics = Exchange(port, "GET", "/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
   EXPECT_EQ(Sample(metrics->body, "mineru_pages_total", ""), 3.0) << metrics->body;
-  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "result=\"hit\""), 2.0);
+  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
   EXPECT_GE(Sample(metrics->body, "mineru_http_requests_total",
                    "route=\"/v1/document/parse\",status=\"202\""),
             3.0);
