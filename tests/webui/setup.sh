@@ -12,25 +12,11 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 out="$1"
-for tool in node npm; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "setup.sh: $tool is not installed (scripts/setup-debian.sh installs it)" >&2
-    exit 1
-  fi
-done
 chromium="${MINERU_CHROMIUM:-/usr/bin/chromium}"
 if [ ! -x "$chromium" ]; then
   echo "setup.sh: no Chromium at $chromium (scripts/setup-debian.sh installs Debian's;" \
     "MINERU_CHROMIUM names another)" >&2
   exit 1
 fi
-mkdir -p "$out"
-files=(package.json package-lock.json)
-stale=0
-for f in "${files[@]}"; do cmp -s "$here/$f" "$out/$f" || stale=1; done
-[ -d "$out/node_modules/playwright-core" ] || stale=1
-if [ "$stale" -eq 1 ]; then
-  for f in "${files[@]}"; do cp "$here/$f" "$out/$f"; done
-  (cd "$out" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+"$here/../../tools/npm-install-locked.sh" "$here" "$out" playwright-core >/dev/null
 echo "$out/node_modules"
