@@ -263,6 +263,9 @@ class Session : public std::enable_shared_from_this<Session> {
     keep_alive_ = msg.keep_alive();
     auto req = std::make_shared<HttpRequest>();
     req->method = std::string(msg.method_string());
+    // HEAD is GET without the body (RFC 9110 9.3.2): the GET route answers, WriteResponse
+    // sends only the head, with the Content-Length the body would have had.
+    head_request_ = req->method == "HEAD";
     std::string_view target(msg.target().data(), msg.target().size());
     size_t q = target.find('?');
     req->target = std::string(target.substr(0, q));
@@ -280,8 +283,8 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string allow;
     record_active_ = true;
     record_.method = req->method;
-    const Handler* handler =
-        server_->router.Match(req->method, req->target, &req->params, &allow, &record_.route);
+    const Handler* handler = server_->router.Match(head_request_ ? "GET" : req->method, req->target,
+                                                   &req->params, &allow, &record_.route);
     if (handler == nullptr) {
       record_.route = kUnmatchedRoute;
       if (allow.empty()) return WriteError(404, "no route for " + req->target, "not_found_error");
@@ -388,6 +391,9 @@ class Session : public std::enable_shared_from_this<Session> {
     keep_alive_ = keep_alive_ && !close_after && !server_->draining.load();
     res->keep_alive(keep_alive_);
     res->prepare_payload();
+    if (head_request_) {
+      res->body().clear();  // the Content-Length set above stays: the size of the GET body
+    }
     ArmDeadline(limits().write_timeout);
     http::async_write(socket_, *res, [self = shared_from_this(), res](ErrorCodeT ec, size_t) {
       self->OnWritten(ec);
@@ -515,6 +521,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool timed_out_ = false;
   bool in_flight_ = false;
   bool keep_alive_ = false;
+  bool head_request_ = false;  // the request being answered is a HEAD
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::vector<char> linger_buf_;

@@ -141,6 +141,28 @@ TEST_F(HttpServerTest, UnknownRoute404AndWrongMethod405) {
   EXPECT_NE(r->body.find("\"code\":405"), std::string::npos);
 }
 
+TEST_F(HttpServerTest, HeadAnswersTheGetHeadWithoutTheBody) {
+  StartServer();
+  Client c(server_.port());
+  ASSERT_TRUE(c.Send("HEAD /health HTTP/1.1\r\nHost: test\r\n\r\n"));
+  ASSERT_TRUE(c.ReadUntil("\r\n\r\n"));
+  const std::string head = c.buffer();
+  EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_NE(head.find("Content-Length: 11\r\n"), std::string::npos) << head;  // {"ok":true}
+  EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n");                        // and no body
+  c.buffer().clear();
+  // The connection is still in step: the next request's answer follows at once.
+  ASSERT_TRUE(c.Send(Get("/health")));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "{\"ok\":true}");
+  // HEAD only where GET is routed (the answer, a head alone too, is read up to its blank line).
+  Client other(server_.port());
+  ASSERT_TRUE(other.Send("HEAD /echo HTTP/1.1\r\nHost: test\r\n\r\n"));
+  ASSERT_TRUE(other.ReadUntil("\r\n\r\n"));
+  EXPECT_EQ(other.buffer().rfind("HTTP/1.1 405", 0), 0u) << other.buffer();
+}
+
 TEST_F(HttpServerTest, HandlerExceptionIs500) {
   StartServer();
   auto r = RoundTrip(server_.port(), Get("/throw"));
