@@ -18,16 +18,14 @@
 #include "../support/scratch.h"
 #include "base/json.h"
 #include "base/process_memory.h"
-#include "base/thread_pool.h"
-#include "image/data_url.h"
-#include "image/encode.h"
-#include "model/random_checkpoint.h"
 #include "service/openai_api.h"
+#include "tiny_chat.h"
 
 namespace mineru::service {
 namespace {
 
 using testing_support::Client;
+using testing_support::OcrRequest;
 using testing_support::PostRequest;
 
 constexpr char kModelId[] = "tiny-mineru";
@@ -44,29 +42,8 @@ constexpr int64_t kRssMarginBytes = int64_t{8} << 20;
 
 // A small crop (what MinerU sends per layout block), different for each client and request.
 std::string CropDataUrl(int client, int request) {
-  image::RgbImage rgb;
-  rgb.width = 56 + 28 * (client % 3);
-  rgb.height = 28 + 28 * (request % 2);
-  rgb.pixels.resize(static_cast<size_t>(rgb.width * rgb.height * 3));
-  for (size_t i = 0; i < rgb.pixels.size(); ++i) {
-    rgb.pixels[i] = static_cast<uint8_t>(i * 31 + static_cast<size_t>(client * 7 + request));
-  }
-  auto png = image::EncodePng(rgb);
-  EXPECT_TRUE(png);
-  return png ? image::MakeDataUrl("image/png", *png) : std::string();
-}
-
-std::string RequestBody(const std::string& image_url) {
-  Json body{{"model", kModelId},
-            {"messages",
-             {{{"role", "user"},
-               {"content",
-                {{{"type", "image_url"}, {"image_url", {{"url", image_url}}}},
-                 {{"type", "text"}, {"text", "\nText Recognition:"}}}}}}},
-            {"temperature", 0.0},
-            {"skip_special_tokens", false},
-            {"max_tokens", kMaxTokens}};
-  return body.dump();
+  return testing_support::PatternPngDataUrl(56 + 28 * (client % 3), 28 + 28 * (request % 2), 31,
+                                            client * 7 + request);
 }
 
 // "" when the reply is a well-formed chat.completion, else what is wrong with it.
@@ -98,20 +75,10 @@ class ConcurrencyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const std::string dir = testing_support::ScratchRoot() + "/concurrency-model";
-    ThreadPool pool(2);
-    model::RandomCheckpointOptions checkpoint_options;
-    checkpoint_options.seed = 7;
-    checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
-    auto written =
-        model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
-    ASSERT_TRUE(written) << written.error().ToString();
-    auto loaded = model::Model::Load(dir);
-    ASSERT_TRUE(loaded) << loaded.error().ToString();
-    engine::EngineOptions options;
-    options.threads = 2;
-    options.kv_cache_bytes = int64_t{32} << 20;
-    options.vision_max_wait = std::chrono::milliseconds(1);
-    auto engine = engine::Engine::Create(std::move(*loaded), dir, options);
+    auto model = testing_support::WriteAndLoadTinyModel(dir, 7);
+    ASSERT_TRUE(model) << model.error().ToString();
+    auto engine =
+        engine::Engine::Create(std::move(*model), dir, testing_support::TinyEngineOptions());
     ASSERT_TRUE(engine) << engine.error().ToString();
     engine_ = std::move(*engine).release();
   }
@@ -168,7 +135,9 @@ TEST_F(ConcurrencyTest, FiftyKeepAliveClientsAllAnsweredAndMemoryFlat) {
 
   std::vector<std::string> bodies;
   for (int c = 0; c < kClients; ++c) {
-    for (int r = 0; r < kRequestsPerClient; ++r) bodies.push_back(RequestBody(CropDataUrl(c, r)));
+    for (int r = 0; r < kRequestsPerClient; ++r) {
+      bodies.push_back(OcrRequest(kModelId, CropDataUrl(c, r), kMaxTokens).dump());
+    }
   }
   const engine::EngineStats before = engine_->Stats();
   std::optional<int64_t> rss_after_first;

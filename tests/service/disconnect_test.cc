@@ -26,11 +26,8 @@
 #include "../support/http_client.h"
 #include "../support/scratch.h"
 #include "base/json.h"
-#include "base/thread_pool.h"
-#include "image/data_url.h"
-#include "image/encode.h"
-#include "model/random_checkpoint.h"
 #include "service/openai_api.h"
+#include "tiny_chat.h"
 
 namespace mineru::service {
 namespace {
@@ -38,6 +35,7 @@ namespace {
 using testing_support::Client;
 using testing_support::Exchange;
 using testing_support::HttpReply;
+using testing_support::OcrRequest;
 using testing_support::PostRequest;
 
 constexpr char kModelId[] = "tiny-mineru";
@@ -109,32 +107,6 @@ bool WaitUntil(const std::function<bool()>& condition) {
   return true;
 }
 
-std::string PngDataUrl() {
-  image::RgbImage rgb;
-  rgb.width = 112;
-  rgb.height = 84;
-  rgb.pixels.resize(static_cast<size_t>(rgb.width * rgb.height * 3));
-  for (size_t i = 0; i < rgb.pixels.size(); ++i) rgb.pixels[i] = static_cast<uint8_t>(i * 37);
-  auto png = image::EncodePng(rgb);
-  EXPECT_TRUE(png);
-  return image::MakeDataUrl("image/png", *png);
-}
-
-// A MinerU-style greedy request on one image.
-Json ImageBody(const std::string& image_url, int max_tokens, bool stream) {
-  Json body{{"model", kModelId},
-            {"messages",
-             {{{"role", "user"},
-               {"content",
-                {{{"type", "image_url"}, {"image_url", {{"url", image_url}}}},
-                 {{"type", "text"}, {"text", "\nText Recognition:"}}}}}}},
-            {"temperature", 0.0},
-            {"skip_special_tokens", false},
-            {"max_tokens", max_tokens}};
-  if (stream) body["stream"] = true;
-  return body;
-}
-
 // A text-only prompt of several hundred tokens: its prefill takes many kMaxBatchTokens steps.
 Json LongTextBody(bool stream) {
   std::string text = "Summarize:";
@@ -162,17 +134,10 @@ class DisconnectTest : public ::testing::TestWithParam<bool> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(testing_support::ScratchRoot() + "/disconnect-model");
-    ThreadPool pool(2);
-    model::RandomCheckpointOptions checkpoint_options;
-    checkpoint_options.seed = 5;
-    checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
-    auto written =
-        model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), *dir_, checkpoint_options);
-    ASSERT_TRUE(written) << written.error().ToString();
-    auto loaded = model::Model::Load(*dir_);
-    ASSERT_TRUE(loaded) << loaded.error().ToString();
-    model_ = new std::shared_ptr<const model::Model>(std::move(*loaded));
-    image_url_ = new std::string(PngDataUrl());
+    auto model = testing_support::WriteAndLoadTinyModel(*dir_, 5);
+    ASSERT_TRUE(model) << model.error().ToString();
+    model_ = new std::shared_ptr<const model::Model>(std::move(*model));
+    image_url_ = new std::string(testing_support::PatternPngDataUrl(112, 84, 37));
   }
   static void TearDownTestSuite() {
     delete model_;
@@ -185,9 +150,7 @@ class DisconnectTest : public ::testing::TestWithParam<bool> {
 
   void SetUp() override {
     ASSERT_NE(model_, nullptr);
-    engine::EngineOptions options;
-    options.threads = 2;
-    options.kv_cache_bytes = int64_t{32} << 20;
+    engine::EngineOptions options = testing_support::TinyEngineOptions();
     options.max_running = 1;  // a second request waits while one runs
     options.max_batch_tokens = kMaxBatchTokens;
     options.vision_max_wait = std::chrono::milliseconds(0);  // images encoded at once
@@ -221,8 +184,8 @@ class DisconnectTest : public ::testing::TestWithParam<bool> {
 
   // The known-good request on its own connection.
   std::string Known() {
-    auto r =
-        Exchange(port(), "POST", "/v1/chat/completions", ImageBody(*image_url_, 8, false).dump());
+    auto r = Exchange(port(), "POST", "/v1/chat/completions",
+                      OcrRequest(kModelId, *image_url_, 8, false).dump());
     return r ? Essence(*r) : "no response";
   }
 
@@ -275,7 +238,7 @@ class DisconnectTest : public ::testing::TestWithParam<bool> {
 // (a) Headers and half the body, then the client leaves: no handler runs, nothing submitted.
 TEST_P(DisconnectTest, DuringUploadNothingIsSubmitted) {
   const engine::EngineStats before = Stats();
-  const std::string body = ImageBody(*image_url_, 8, stream()).dump();
+  const std::string body = OcrRequest(kModelId, *image_url_, 8, stream()).dump();
   const std::string request = ChatRequest(body);
   {
     Client client(port());
@@ -298,13 +261,13 @@ TEST_P(DisconnectTest, WhileQueuedNeverAdmitted) {
   const engine::EngineStats before = Stats();
   gate_->Hold();
   Client first(port());
-  ASSERT_TRUE(first.Send(ChatRequest(ImageBody(*image_url_, 8, false))));
+  ASSERT_TRUE(first.Send(ChatRequest(OcrRequest(kModelId, *image_url_, 8, false))));
   ASSERT_TRUE(WaitUntil([&] { return Stats().submitted == before.submitted + 1; }));
   ASSERT_TRUE(gate_->Step());  // admitted, image encoded, prefill begun
   ASSERT_EQ(Stats().running, 1);
 
   Client second(port());
-  ASSERT_TRUE(second.Send(ChatRequest(ImageBody(*image_url_, 8, stream()))));
+  ASSERT_TRUE(second.Send(ChatRequest(OcrRequest(kModelId, *image_url_, 8, stream()))));
   ReadRoleChunk(second);
   ASSERT_TRUE(WaitUntil([&] { return Stats().submitted == before.submitted + 2; }));
   ASSERT_TRUE(gate_->Step());  // taken into the waiting list; no room to admit it
@@ -367,7 +330,7 @@ TEST_P(DisconnectTest, DuringDecodeStopsWithinOneIteration) {
   const engine::EngineStats before = Stats();
   gate_->Hold();
   Client client(port());
-  ASSERT_TRUE(client.Send(ChatRequest(ImageBody(*image_url_, 200, stream()))));
+  ASSERT_TRUE(client.Send(ChatRequest(OcrRequest(kModelId, *image_url_, 200, stream()))));
   ReadRoleChunk(client);
   ASSERT_TRUE(WaitUntil([&] { return Stats().submitted == before.submitted + 1; }));
   for (int i = 0; i < 20 && Stats().generated_tokens < before.generated_tokens + 2; ++i) {

@@ -20,10 +20,9 @@
 #include "../support/scratch.h"
 #include "base/json.h"
 #include "image/data_url.h"
-#include "image/encode.h"
 #include "image_server.h"
-#include "model/random_checkpoint.h"
 #include "service/api_error.h"
+#include "tiny_chat.h"
 
 namespace mineru::service {
 namespace {
@@ -34,16 +33,8 @@ using testing_support::Exchange;
 using testing_support::SseData;
 using Response = testing_support::HttpReply;
 
-std::vector<uint8_t> PngBytes() {
-  image::RgbImage rgb;
-  rgb.width = 112;
-  rgb.height = 84;
-  rgb.pixels.resize(static_cast<size_t>(rgb.width * rgb.height * 3));
-  for (size_t i = 0; i < rgb.pixels.size(); ++i) rgb.pixels[i] = static_cast<uint8_t>(i * 37);
-  auto png = image::EncodePng(rgb);
-  EXPECT_TRUE(png);
-  return png ? *png : std::vector<uint8_t>();
-}
+// The test image: 112x84, byte i of its pixels is i * 37.
+std::vector<uint8_t> PngBytes() { return testing_support::PatternPng(112, 84, 37); }
 
 std::string PngDataUrl() { return image::MakeDataUrl("image/png", PngBytes()); }
 
@@ -87,23 +78,12 @@ class OpenAiApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const std::string dir = testing_support::ScratchRoot() + "/openai-model";
-    ThreadPool pool(2);
-    model::RandomCheckpointOptions checkpoint_options;
-    checkpoint_options.seed = 5;
-    checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
-    auto written =
-        model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
-    ASSERT_TRUE(written) << written.error().ToString();
-    auto loaded = model::Model::Load(dir);
+    auto loaded = testing_support::WriteAndLoadTinyModel(dir, 5);
     ASSERT_TRUE(loaded) << loaded.error().ToString();
-    std::shared_ptr<const model::Model> model(std::move(*loaded));
+    std::shared_ptr<const model::Model> model = std::move(*loaded);
     model_ = new std::shared_ptr<const model::Model>(model);
     dir_ = new std::string(dir);
-    engine::EngineOptions options;
-    options.threads = 2;
-    options.kv_cache_bytes = int64_t{32} << 20;
-    options.vision_max_wait = std::chrono::milliseconds(1);
-    auto engine = engine::Engine::Create(model, dir, options);
+    auto engine = engine::Engine::Create(model, dir, testing_support::TinyEngineOptions());
     ASSERT_TRUE(engine) << engine.error().ToString();
     engine_ = std::move(*engine).release();
     server_ = new HttpServer();
@@ -389,10 +369,7 @@ class EngineHold {
 
 std::unique_ptr<engine::Engine> SmallQueueEngine(std::shared_ptr<const model::Model> model,
                                                  const std::string& dir, int64_t max_waiting) {
-  engine::EngineOptions options;
-  options.threads = 2;
-  options.kv_cache_bytes = int64_t{32} << 20;
-  options.vision_max_wait = std::chrono::milliseconds(1);
+  engine::EngineOptions options = testing_support::TinyEngineOptions();
   options.max_waiting = max_waiting;
   auto engine = engine::Engine::Create(std::move(model), dir, options);
   EXPECT_TRUE(engine) << engine.error().ToString();
