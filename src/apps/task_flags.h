@@ -28,6 +28,7 @@ struct TaskFlags {
   int64_t retention_s = Defaults::kDefaultRetention.count();
   size_t max_retained_tasks = Defaults::kDefaultMaxRetainedTasks;
   uint64_t cache_bytes = jobs::kDefaultCacheBytes;
+  uint64_t block_cache_bytes = jobs::kDefaultBlockCacheBytes;
   int pages_in_flight = pipeline::kDefaultPagesInFlight;
   std::optional<int64_t> max_tokens;
   size_t max_form_parts = service::kDefaultMaxFormParts;
@@ -63,6 +64,10 @@ struct TaskFlags {
                    "In-process cache of parsed documents, in bytes (0: off)")
         ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
         ->capture_default_str();
+    cmd.add_option("--block-cache-bytes", block_cache_bytes,
+                   "In-process cache of single answers (page layouts, blocks), in bytes (0: off)")
+        ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+        ->capture_default_str();
     cmd.add_option("--pages-in-flight", pages_in_flight, "Pages of one document extracted at once")
         ->check(CLI::Range(1, 256))
         ->capture_default_str();
@@ -92,6 +97,7 @@ struct TaskFlags {
     o.retention = std::chrono::seconds(retention_s);
     o.max_retained_tasks = max_retained_tasks;
     o.cache_bytes = cache_bytes;
+    o.block_cache_bytes = block_cache_bytes;
     o.document.pages_in_flight = pages_in_flight;
     o.document.extract.max_new_tokens = max_tokens;
   }

@@ -14,10 +14,12 @@
 #include <span>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/json.h"
 #include "base/mapped_file.h"
 #include "image/decode.h"
+#include "jobs/block_cache.h"
 
 namespace mineru::jobs {
 namespace fs = std::filesystem;
@@ -109,7 +111,10 @@ struct Task {
 class TaskManager::Impl {
  public:
   Impl(pipeline::Generator& generator, TaskManagerOptions options)
-      : generator_(generator), options_(std::move(options)), cache_(options_.cache_bytes) {}
+      : generator_(generator),
+        options_(std::move(options)),
+        cache_(options_.cache_bytes),
+        block_cache_(options_.block_cache_bytes, options_.model_fingerprint) {}
 
   ~Impl() {
     {
@@ -335,6 +340,7 @@ class TaskManager::Impl {
   }
 
   CacheStats CacheStatistics() const { return cache_.Stats(); }
+  CacheStats BlockCacheStatistics() const { return block_cache_.Stats(); }
   const TaskManagerOptions& options() const { return options_; }
 
  private:
@@ -488,11 +494,40 @@ class TaskManager::Impl {
     }
   }
 
+  // Identical documents (one cache key) parsed at once run once: a later task waits here until
+  // the first has finished (and filled the cache), then reads the cache. Released on return.
+  class SingleFlight {
+   public:
+    SingleFlight(Impl& impl, const std::string& key, const std::atomic<bool>& cancel)
+        : impl_(impl), key_(key) {
+      std::unique_lock lock(impl_.mutex_);
+      while (impl_.in_flight_.count(key_) > 0 && !cancel.load()) {
+        impl_.flight_done_.wait_for(lock, pipeline::kCancelPollInterval);
+      }
+      owner_ = impl_.in_flight_.insert(key_).second;
+    }
+    ~SingleFlight() {
+      if (!owner_) return;
+      {
+        std::lock_guard lock(impl_.mutex_);
+        impl_.in_flight_.erase(key_);
+      }
+      impl_.flight_done_.notify_all();
+    }
+
+   private:
+    Impl& impl_;
+    const std::string& key_;
+    bool owner_ = false;
+  };
+
   // nullopt on success, else why the document failed.
   std::optional<std::string> RunDocument(Task& task, size_t d) {
     const std::string& name = task.info.documents[d];
     const std::string out_dir = OutputDir(task, name);
     const std::string& key = task.cache_keys[d];
+    std::optional<SingleFlight> flight;
+    if (options_.cache_bytes > 0) flight.emplace(*this, key, *task.cancel);
     if (options_.cache_bytes > 0) {
       std::shared_ptr<const DocumentOutputs> hit = cache_.Get(key);
       if (options_.on_cache_lookup) options_.on_cache_lookup(hit != nullptr);
@@ -519,6 +554,7 @@ class TaskManager::Impl {
     options.start_page = task.info.options.start_page;
     options.end_page = task.info.options.end_page;
     options.cancel = task.cancel;
+    if (options_.block_cache_bytes > 0) options.extract.cache = &block_cache_;
     TaskProgress base;
     {
       std::lock_guard lock(mutex_);
@@ -591,9 +627,12 @@ class TaskManager::Impl {
   pipeline::Generator& generator_;
   const TaskManagerOptions options_;
   ResultCache cache_;
+  BlockCache block_cache_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;       // task threads: a task is pending, or stopping
-  std::condition_variable janitor_wake_;  // the janitor: stopping
+  std::condition_variable changed_;            // task threads: a task is pending, or stopping
+  std::condition_variable janitor_wake_;       // the janitor: stopping
+  std::unordered_set<std::string> in_flight_;  // cache keys of documents being parsed
+  std::condition_variable flight_done_;        // one of in_flight_ left
   std::unordered_map<std::string, std::shared_ptr<Task>> tasks_;
   std::deque<std::string> pending_;
   std::deque<std::string> finished_;  // ids in the order they finished
@@ -659,6 +698,7 @@ void TaskManager::Unsubscribe(const std::string& id, uint64_t token) {
 }
 TaskCounts TaskManager::Counts() const { return impl_->Counts(); }
 CacheStats TaskManager::CacheStatistics() const { return impl_->CacheStatistics(); }
+CacheStats TaskManager::BlockCacheStatistics() const { return impl_->BlockCacheStatistics(); }
 const TaskManagerOptions& TaskManager::options() const { return impl_->options(); }
 
 }  // namespace mineru::jobs

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "jobs/block_cache.h"
 #include "jobs/document_outputs.h"
 #include "jobs/result_cache.h"
 #include "jobs/task.h"
@@ -59,8 +60,10 @@ struct TaskManagerOptions {
   pipeline::DocumentOptions document;
   // Identifies the model's weights and settings in cache keys.
   std::string model_fingerprint;
-  // In-process result cache bound (0: off).
+  // In-process result cache bound (0: off; also turns off running identical documents once).
   uint64_t cache_bytes = kDefaultCacheBytes;
+  // In-process cache of single answers (layouts, blocks) bound (0: off); jobs/block_cache.h.
+  uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
 
   // Observers for metrics (called on task threads; quick, no calls into the manager).
   std::function<void(double page_seconds)> on_page;
@@ -115,6 +118,7 @@ class TaskManager {
 
   TaskCounts Counts() const;
   CacheStats CacheStatistics() const;
+  CacheStats BlockCacheStatistics() const;
   const TaskManagerOptions& options() const;
 
   class Impl;

@@ -46,7 +46,7 @@ struct PageOutput {
   Json model;   // the client's blocks (3.5)
   std::optional<std::string> error;
   std::vector<std::string> warnings;
-  int64_t failed_blocks = 0, requests = 0, generated_tokens = 0;
+  int64_t failed_blocks = 0, requests = 0, cached_requests = 0, generated_tokens = 0;
 };
 
 // A queue of at most `capacity` jobs: Push blocks while full, Pop while empty; Close ends it.
@@ -122,6 +122,7 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   const auto assemble_start = std::chrono::steady_clock::now();
   out.timings = extraction->timings;
   out.requests = extraction->requests;
+  out.cached_requests = extraction->cached_requests;
   out.failed_blocks = extraction->failed_blocks;
   out.generated_tokens = extraction->generated_tokens;
   out.warnings = std::move(extraction->warnings);
@@ -324,6 +325,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     }
     result.failed_blocks += page.failed_blocks;
     result.requests += page.requests;
+    result.cached_requests += page.cached_requests;
     result.generated_tokens += page.generated_tokens;
     result.extract += page.timings;
     result.assemble_seconds += page.assemble_seconds;
@@ -348,6 +350,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
               {"failed_pages", Json::array()},
               {"failed_blocks", result.failed_blocks},
               {"requests", result.requests},
+              {"cached_requests", result.cached_requests},
               {"warnings", result.warnings}};
   for (const PageFailure& f : result.failed_pages) {
     report["failed_pages"].push_back({{"page_idx", f.page_idx}, {"error", f.error}});

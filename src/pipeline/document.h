@@ -60,6 +60,7 @@ struct DocumentResult {
   std::vector<PageFailure> failed_pages;
   int64_t failed_blocks = 0;
   int64_t requests = 0;
+  int64_t cached_requests = 0;  // answers taken from ExtractOptions::cache
   int64_t generated_tokens = 0;
   std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
   // Where the time went (seconds): pages rendered (or the image decoded and resized) on the

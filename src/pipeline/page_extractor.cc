@@ -87,6 +87,18 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   MINERU_ASSIGN_OR_RETURN(image::RgbImage thumbnail, image::PrepareLayoutImage(page, pool));
   std::string last_error;
   std::optional<engine::GenerationResult> layout;
+  const std::optional<std::string> layout_key =
+      options.cache
+          ? RequestCacheKey(thumbnail, kLayoutPrompt, LayoutSampling(), options.max_new_tokens)
+          : std::nullopt;
+  if (layout_key) {
+    if (std::optional<std::string> cached = options.cache->Get(*layout_key)) {
+      layout.emplace();
+      layout->finish_reason = engine::FinishReason::kStop;
+      layout->text = std::move(*cached);
+      ++out.cached_requests;
+    }
+  }
   for (int attempt = 0; attempt < attempts && !layout; ++attempt) {
     if (Cancelled(options)) return CancelledError();
     auto handle =
@@ -99,6 +111,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     out.generated_tokens += result.usage.completion_tokens;
     AddRequestTimings(result, out.timings);
     if (Usable(result)) {
+      if (layout_key) options.cache->Put(*layout_key, result.text);
       layout = std::move(result);
     } else {
       last_error = Describe(result);
@@ -125,6 +138,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     image::RgbImage crop;
     std::optional<engine::RequestHandle> handle;
     std::string error;
+    std::optional<std::string> cache_key;
   };
   std::vector<Pending> pending;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -137,7 +151,19 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       continue;
     }
     if (!*crop) continue;  // empty after rounding: MinerU skips it
-    pending.push_back({i, std::move(**crop), std::nullopt, {}});
+    std::optional<std::string> key;
+    if (options.cache) {
+      key = RequestCacheKey(**crop, RecognitionPrompt(blocks[i].type),
+                            RecognitionSampling(blocks[i].type), options.max_new_tokens);
+      if (key) {
+        if (std::optional<std::string> cached = options.cache->Get(*key)) {
+          blocks[i].content = std::move(*cached);
+          ++out.cached_requests;
+          continue;
+        }
+      }
+    }
+    pending.push_back({i, std::move(**crop), std::nullopt, {}, std::move(key)});
   }
   auto submit = [&](Pending& p) {
     const BlockType type = blocks[p.block].type;
@@ -162,6 +188,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
         out.generated_tokens += result.usage.completion_tokens;
         AddRequestTimings(result, out.timings);
         if (Usable(result)) {
+          if (p.cache_key) options.cache->Put(*p.cache_key, result.text);
           blocks[p.block].content = result.text;
           continue;
         }

@@ -23,6 +23,7 @@
 #include "pipeline/content_block.h"
 #include "pipeline/generator.h"
 #include "pipeline/post_process.h"
+#include "pipeline/request_cache.h"
 
 namespace mineru::pipeline {
 
@@ -37,6 +38,10 @@ struct ExtractOptions {
   // leaves to the server). A cap bounds the time a degenerate answer can take.
   std::optional<int64_t> max_new_tokens;
   PostProcessOptions post_process;
+  // Answers kept by content (pipeline/request_cache.h); null: every request goes to the model.
+  // A hit skips the request; every usable answer (stop or length) of a deterministic request
+  // is stored.
+  RequestCache* cache = nullptr;
   // When set and true, the page is abandoned: requests in flight are cancelled within
   // kCancelPollInterval, none are retried, and ExtractPage returns kCancelled.
   std::shared_ptr<const std::atomic<bool>> cancel;
@@ -69,8 +74,9 @@ struct PageExtraction {
   std::string layout_output;         // the layout step's raw answer
   std::vector<ContentBlock> blocks;  // post-processed, in reading order
   std::vector<std::string> warnings;
-  int64_t requests = 0;       // recognition requests sent, retries included
-  int64_t failed_blocks = 0;  // blocks left without content after every attempt
+  int64_t requests = 0;         // recognition requests sent, retries included
+  int64_t cached_requests = 0;  // layout and recognition answers taken from options.cache
+  int64_t failed_blocks = 0;    // blocks left without content after every attempt
   int64_t generated_tokens = 0;
   ExtractTimings timings;
 };

@@ -120,6 +120,7 @@ TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
   ScriptedGenerator generator(SimplePageAnswer);
   int hits = 0, misses = 0;
   TaskManagerOptions options = Options(dir);
+  options.block_cache_bytes = 0;  // the document cache alone
   options.on_cache_lookup = [&](bool hit) { ++(hit ? hits : misses); };
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
@@ -159,6 +160,71 @@ TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
   const CacheStats stats = (*manager)->CacheStatistics();
   EXPECT_EQ(stats.hits, 1);
   EXPECT_EQ(stats.entries, 3);
+}
+
+TEST(TaskManagerTest, IdenticalDocumentsInFlightTogetherRunOnce) {
+  const std::string dir = TestDir();
+  // The first layout request waits until the second task has been submitted.
+  std::mutex mutex;
+  std::condition_variable go;
+  bool second_submitted = false;
+  ScriptedGenerator generator([&](const ScriptedCall& call) -> std::optional<std::string> {
+    if (call.prompt == pipeline::kLayoutPrompt) {
+      std::unique_lock lock(mutex);
+      go.wait(lock, [&] { return second_submitted; });
+    }
+    return SimplePageAnswer(call);
+  });
+  TaskManagerOptions options = Options(dir);
+  options.concurrent_tasks = 2;
+  options.block_cache_bytes = 0;  // the document cache alone
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const std::string png = PlainPng(400, 300, 250);
+  auto first = (*manager)->Submit({{"a.png", png}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(
+      Eventually([&] { return (*manager)->Get(first->id)->status == TaskStatus::kProcessing; }));
+  auto second = (*manager)->Submit({{"b.png", png}}, {});
+  ASSERT_TRUE(second);
+  ASSERT_TRUE(
+      Eventually([&] { return (*manager)->Get(second->id)->status == TaskStatus::kProcessing; }));
+  {
+    std::lock_guard lock(mutex);
+    second_submitted = true;
+  }
+  go.notify_all();
+  EXPECT_EQ(WaitFinal(**manager, first->id).cache_hits, 0);
+  EXPECT_EQ(WaitFinal(**manager, second->id).cache_hits, 1);  // waited, then read the cache
+  EXPECT_EQ(generator.calls().size(), 3u);  // one page's layout and two blocks, once
+}
+
+TEST(TaskManagerTest, BlockCacheAnswersRepeatedPagesWithoutTheDocumentCache) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(SimplePageAnswer);
+  TaskManagerOptions options = Options(dir);
+  options.cache_bytes = 0;  // no document cache: only single answers are kept
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const std::string png = PlainPng(400, 300, 250);
+  auto first = (*manager)->Submit({{"a.png", png}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(WaitFinal(**manager, first->id).status, TaskStatus::kCompleted);
+  const size_t calls = generator.calls().size();
+  auto second = (*manager)->Submit({{"b.png", png}}, {});
+  ASSERT_TRUE(second);
+  const TaskInfo done = WaitFinal(**manager, second->id);
+  EXPECT_EQ(done.status, TaskStatus::kCompleted);
+  EXPECT_EQ(done.cache_hits, 0);
+  EXPECT_EQ(generator.calls().size(), calls);  // layout and blocks all from the block cache
+  const CacheStats blocks = (*manager)->BlockCacheStatistics();
+  EXPECT_EQ(blocks.hits, 3);
+  EXPECT_EQ(blocks.entries, 3);
+  auto a = (*manager)->Outputs(first->id);
+  auto b = (*manager)->Outputs(second->id);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*a)[0].markdown, (*b)[0].markdown);
+  EXPECT_EQ((*a)[0].middle_json, (*b)[0].middle_json);
 }
 
 TEST(TaskManagerTest, QueueIsBoundedAndReportsPlaceInLine) {
