@@ -61,6 +61,10 @@ struct TaskInfo {
   int queued_ahead = 0;              // pending: tasks that start before this one
   TaskProgress progress;
   int cache_hits = 0;  // documents answered from the result cache
+  // Near-duplicate hints: "<task id>/<document>" of recently parsed documents whose first page
+  // looks like this one's (perceptual hashes within image::kNearDuplicateDistance bits). A hint
+  // for people, never used to answer: the outputs always come from this document.
+  std::vector<std::string> near_duplicates;
   // Opaque to the manager: what the submitting API wants to remember about the task (MinerU's
   // API keeps the backend name and the requested outputs here).
   std::string annotation;

@@ -18,6 +18,7 @@
 #include "base/sha256.h"
 #include "image/encode.h"
 #include "image/pdf/pdf_document.h"
+#include "image/phash.h"
 #include "image/resize.h"
 #include "image/transform.h"
 #include "pipeline/content_list.h"
@@ -47,6 +48,7 @@ struct PageOutput {
   std::optional<std::string> error;
   std::vector<std::string> warnings;
   int64_t failed_blocks = 0, requests = 0, cached_requests = 0, generated_tokens = 0;
+  uint64_t phash = 0;  // of the rendered page; 0 when it could not be rendered
 };
 
 // A queue of at most `capacity` jobs: Push blocks while full, Pop while empty; Close ends it.
@@ -109,6 +111,7 @@ Json ModelBlocks(const std::vector<ContentBlock>& blocks) {
 PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& images_dir,
                    const DocumentOptions& options) {
   PageOutput out;
+  out.phash = image::PerceptualHash(job.image);
   const int width_pt = static_cast<int>(job.width_pt), height_pt = static_cast<int>(job.height_pt);
   ExtractOptions extract = options.extract;
   if (options.cancel) extract.cancel = options.cancel;
@@ -326,6 +329,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     result.failed_blocks += page.failed_blocks;
     result.requests += page.requests;
     result.cached_requests += page.cached_requests;
+    result.page_hashes.push_back(page.phash);
     result.generated_tokens += page.generated_tokens;
     result.extract += page.timings;
     result.assemble_seconds += page.assemble_seconds;
@@ -351,7 +355,9 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
               {"failed_blocks", result.failed_blocks},
               {"requests", result.requests},
               {"cached_requests", result.cached_requests},
+              {"page_phash", Json::array()},
               {"warnings", result.warnings}};
+  for (uint64_t h : result.page_hashes) report["page_phash"].push_back(fmt::format("{:016x}", h));
   for (const PageFailure& f : result.failed_pages) {
     report["failed_pages"].push_back({{"page_idx", f.page_idx}, {"error", f.error}});
   }

@@ -61,6 +61,9 @@ struct DocumentResult {
   int64_t failed_blocks = 0;
   int64_t requests = 0;
   int64_t cached_requests = 0;  // answers taken from ExtractOptions::cache
+  // Perceptual hash of each page in the range (image/phash.h; 0 for a page that could not be
+  // rendered): a near-duplicate hint, written to the report as 16 hex digits.
+  std::vector<uint64_t> page_hashes;
   int64_t generated_tokens = 0;
   std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
   // Where the time went (seconds): pages rendered (or the image decoded and resized) on the

@@ -54,6 +54,7 @@ Json TaskJson(const jobs::TaskInfo& task, std::string_view prefix) {
               {"error", OptionalText(task.error)},
               {"queued_ahead", task.queued_ahead},
               {"cache_hits", task.cache_hits},
+              {"near_duplicates", task.near_duplicates},
               {"progress",
                {{"documents_done", p.documents_done},
                 {"documents_total", p.documents_total},
