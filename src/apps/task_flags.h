@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "jobs/redis_cache.h"
 #include "jobs/task_manager.h"
 #include "pipeline/document.h"
 #include "service/multipart.h"
@@ -28,6 +29,9 @@ struct TaskFlags {
   int64_t retention_s = Defaults::kDefaultRetention.count();
   size_t max_retained_tasks = Defaults::kDefaultMaxRetainedTasks;
   uint64_t cache_bytes = jobs::kDefaultCacheBytes;
+  std::string cache_url;  // empty: no shared cache
+  int64_t cache_ttl_s = jobs::kDefaultRedisTtl.count();
+  uint64_t cache_max_value_bytes = jobs::kDefaultMaxRedisValueBytes;
   uint64_t block_cache_bytes = jobs::kDefaultBlockCacheBytes;
   int pages_in_flight = pipeline::kDefaultPagesInFlight;
   std::optional<int64_t> max_tokens;
@@ -68,6 +72,20 @@ struct TaskFlags {
                    "In-process cache of single answers (page layouts, blocks), in bytes (0: off)")
         ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
         ->capture_default_str();
+    cmd.add_option("--cache", cache_url,
+                   "Shared cache of parsed documents in Redis, behind the in-process one: "
+                   "redis://[[user]:password@]host[:port][/db] (unreachable: served without it)")
+        ->check([](const std::string& url) {
+          auto parsed = jobs::ParseRedisUrl(url);
+          return parsed ? std::string() : parsed.error().message;
+        });
+    cmd.add_option("--cache-ttl", cache_ttl_s, "Seconds a document stays in the Redis cache")
+        ->check(CLI::Range(int64_t{1}, kMaxSeconds))
+        ->capture_default_str();
+    cmd.add_option("--cache-max-value-bytes", cache_max_value_bytes,
+                   "Largest encoded document stored in or read from the Redis cache")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{512} << 20))
+        ->capture_default_str();
     cmd.add_option("--pages-in-flight", pages_in_flight, "Pages of one document extracted at once")
         ->check(CLI::Range(1, 256))
         ->capture_default_str();
@@ -97,6 +115,9 @@ struct TaskFlags {
     o.retention = std::chrono::seconds(retention_s);
     o.max_retained_tasks = max_retained_tasks;
     o.cache_bytes = cache_bytes;
+    o.cache_url = cache_url;
+    o.cache_ttl = std::chrono::seconds(cache_ttl_s);
+    o.cache_max_value_bytes = cache_max_value_bytes;
     o.block_cache_bytes = block_cache_bytes;
     o.document.pages_in_flight = pages_in_flight;
     o.document.extract.max_new_tokens = max_tokens;

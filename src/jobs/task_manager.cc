@@ -19,6 +19,7 @@
 #include "base/json.h"
 #include "base/mapped_file.h"
 #include "image/decode.h"
+#include "image/phash.h"
 #include "jobs/block_cache.h"
 
 namespace mineru::jobs {
@@ -26,6 +27,9 @@ namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
+
+// Recent documents compared for near-duplicate hints.
+constexpr size_t kNearDuplicateCandidates = 1024;
 
 // How often the janitor looks for expired tasks and tasks past their deadline.
 constexpr std::chrono::milliseconds kJanitorInterval{500};
@@ -110,10 +114,12 @@ struct Task {
 
 class TaskManager::Impl {
  public:
-  Impl(pipeline::Generator& generator, TaskManagerOptions options)
+  Impl(pipeline::Generator& generator, TaskManagerOptions options,
+       std::unique_ptr<RedisCache> redis)
       : generator_(generator),
         options_(std::move(options)),
-        cache_(options_.cache_bytes),
+        cache_(options_.cache_bytes, std::move(redis),
+               {options_.on_cache_lookup, options_.on_cache_error}),
         block_cache_(options_.block_cache_bytes, options_.model_fingerprint) {}
 
   ~Impl() {
@@ -339,7 +345,7 @@ class TaskManager::Impl {
     return c;
   }
 
-  CacheStats CacheStatistics() const { return cache_.Stats(); }
+  CacheStats CacheStatistics() const { return cache_.MemoryStats(); }
   CacheStats BlockCacheStatistics() const { return block_cache_.Stats(); }
   const TaskManagerOptions& options() const { return options_; }
 
@@ -527,10 +533,9 @@ class TaskManager::Impl {
     const std::string out_dir = OutputDir(task, name);
     const std::string& key = task.cache_keys[d];
     std::optional<SingleFlight> flight;
-    if (options_.cache_bytes > 0) flight.emplace(*this, key, *task.cancel);
-    if (options_.cache_bytes > 0) {
+    if (cache_.enabled()) flight.emplace(*this, key, *task.cancel);
+    if (cache_.enabled()) {
       std::shared_ptr<const DocumentOutputs> hit = cache_.Get(key);
-      if (options_.on_cache_lookup) options_.on_cache_lookup(hit != nullptr);
       if (hit) {
         DocumentOutputs renamed = *hit;
         renamed.name = name;
@@ -581,8 +586,11 @@ class TaskManager::Impl {
       return fmt::format("Failed to process file: {}: {}", task.info.file_names[d],
                          result.error().message);
     }
+    if (!result->page_hashes.empty() && result->page_hashes[0] != 0) {
+      NoteFirstPage(task, name, result->page_hashes[0]);
+    }
     // Only complete parses are cached: a failed page may be a passing fault.
-    if (options_.cache_bytes > 0 && result->failed_pages.empty()) {
+    if (cache_.enabled() && result->failed_pages.empty()) {
       auto outputs = ReadDocumentOutputs(out_dir, name);
       if (outputs) {
         outputs->name.clear();  // cached under the content, not the upload's name
@@ -590,6 +598,20 @@ class TaskManager::Impl {
       }
     }
     return std::nullopt;
+  }
+
+  // Records a document's first-page hash and names the recent documents that look alike.
+  void NoteFirstPage(Task& task, const std::string& name, uint64_t hash) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [other, label] : recent_first_pages_) {
+      if (image::HammingDistance(hash, other) <= image::kNearDuplicateDistance &&
+          label.rfind(task.info.id + "/", 0) != 0) {
+        task.info.near_duplicates.push_back(label);
+      }
+    }
+    recent_first_pages_.emplace_back(hash, task.info.id + "/" + name);
+    if (recent_first_pages_.size() > kNearDuplicateCandidates) recent_first_pages_.pop_front();
+    ++task.version;
   }
 
   void Janitor() {
@@ -626,13 +648,15 @@ class TaskManager::Impl {
 
   pipeline::Generator& generator_;
   const TaskManagerOptions options_;
-  ResultCache cache_;
+  TieredCache cache_;
   BlockCache block_cache_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;            // task threads: a task is pending, or stopping
   std::condition_variable janitor_wake_;       // the janitor: stopping
   std::unordered_set<std::string> in_flight_;  // cache keys of documents being parsed
-  std::condition_variable flight_done_;        // one of in_flight_ left
+  // First-page perceptual hashes of recent documents, oldest first, with "<task>/<document>".
+  std::deque<std::pair<uint64_t, std::string>> recent_first_pages_;
+  std::condition_variable flight_done_;  // one of in_flight_ left
   std::unordered_map<std::string, std::shared_ptr<Task>> tasks_;
   std::deque<std::string> pending_;
   std::deque<std::string> finished_;  // ids in the order they finished
@@ -666,7 +690,15 @@ Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& ge
       fs::remove_all(entry.path(), ec);
     }
   }
-  auto impl = std::make_unique<Impl>(generator, std::move(options));
+  std::unique_ptr<RedisCache> redis;
+  if (!options.cache_url.empty()) {
+    MINERU_ASSIGN_OR_RETURN(RedisOptions server, ParseRedisUrl(options.cache_url));
+    MINERU_ASSIGN_OR_RETURN(redis,
+                            RedisCache::Create({.redis = std::move(server),
+                                                .ttl = options.cache_ttl,
+                                                .max_value_bytes = options.cache_max_value_bytes}));
+  }
+  auto impl = std::make_unique<Impl>(generator, std::move(options), std::move(redis));
   impl->Start();
   return std::unique_ptr<TaskManager>(new TaskManager(std::move(impl)));
 }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -29,6 +30,7 @@
 #include "jobs/document_outputs.h"
 #include "jobs/result_cache.h"
 #include "jobs/task.h"
+#include "jobs/tiered_cache.h"
 #include "pipeline/document.h"
 #include "pipeline/generator.h"
 
@@ -60,15 +62,25 @@ struct TaskManagerOptions {
   pipeline::DocumentOptions document;
   // Identifies the model's weights and settings in cache keys.
   std::string model_fingerprint;
-  // In-process result cache bound (0: off; also turns off running identical documents once).
+  // In-process result cache bound (0: off; with no cache_url either, identical
+  // documents in flight are no longer run once).
   uint64_t cache_bytes = kDefaultCacheBytes;
+  // The shared document cache behind it (jobs/redis_cache.h):
+  // redis://[[user]:password@]host[:port][/db]; empty: none. Create refuses a malformed URL; an
+  // unreachable Redis only costs cache hits.
+  std::string cache_url;
+  std::chrono::seconds cache_ttl = kDefaultRedisTtl;
+  uint64_t cache_max_value_bytes = kDefaultMaxRedisValueBytes;
   // In-process cache of single answers (layouts, blocks) bound (0: off); jobs/block_cache.h.
   uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
 
   // Observers for metrics (called on task threads; quick, no calls into the manager).
   std::function<void(double page_seconds)> on_page;
   std::function<void(TaskStatus status, double seconds)> on_task_finished;
-  std::function<void(bool hit)> on_cache_lookup;
+  // Per lookup of a document cache tier ("memory", "redis"; jobs/tiered_cache.h).
+  std::function<void(std::string_view tier, bool hit)> on_cache_lookup;
+  // Per failed lookup or store of a tier (Redis unreachable or refusing, a corrupt value).
+  std::function<void(std::string_view tier, const Error& error)> on_cache_error;
 };
 
 struct TaskCounts {

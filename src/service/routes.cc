@@ -16,7 +16,12 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
   task_options.on_task_finished = [&metrics](jobs::TaskStatus status, double seconds) {
     metrics.ObserveTask(jobs::TaskStatusName(status), seconds);
   };
-  task_options.on_cache_lookup = [&metrics](bool hit) { metrics.ObserveCache("memory", hit); };
+  task_options.on_cache_lookup = [&metrics](std::string_view tier, bool hit) {
+    metrics.ObserveCache(tier, hit);
+  };
+  task_options.on_cache_error = [&metrics](std::string_view tier, const Error&) {
+    metrics.ObserveCacheError(tier);
+  };
 }
 
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,

@@ -110,9 +110,10 @@ ServiceMetrics::ServiceMetrics()
                                       "Document tasks: submission to final status.",
                                       Buckets(kTaskBucketsSeconds))
                         .With({})),
-      cache_requests_(registry_.AddCounter("mineru_cache_requests",
-                                           "Cache lookups by tier and result (hit, miss).",
-                                           {"tier", "result"})) {
+      cache_requests_(registry_.AddCounter(
+          "mineru_cache_requests",
+          "Cache lookups by tier and result (hit, miss; error: a failed lookup or store).",
+          {"tier", "result"})) {
   start_time_seconds_ =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
@@ -257,6 +258,10 @@ void ServiceMetrics::SetTaskGauges(std::function<std::pair<int64_t, int64_t>()> 
 
 void ServiceMetrics::ObserveCache(std::string_view tier, bool hit) {
   cache_requests_.With({std::string(tier), hit ? "hit" : "miss"}).Inc();
+}
+
+void ServiceMetrics::ObserveCacheError(std::string_view tier) {
+  cache_requests_.With({std::string(tier), "error"}).Inc();
 }
 
 std::string ServiceMetrics::Render() {

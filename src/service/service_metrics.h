@@ -88,8 +88,10 @@ class ServiceMetrics {
   void ObserveTask(std::string_view final_status, double seconds);
   // (queued, processing) task counts, read at each scrape (absent until set).
   void SetTaskGauges(std::function<std::pair<int64_t, int64_t>()> counts);
-  // tier e.g. "memory", "disk"; result "hit" or "miss".
+  // tier e.g. "memory", "redis"; result "hit" or "miss".
   void ObserveCache(std::string_view tier, bool hit);
+  // A lookup or store of the tier that failed (served as a miss): result "error".
+  void ObserveCacheError(std::string_view tier);
 
   // The text exposition of every metric.
   std::string Render();

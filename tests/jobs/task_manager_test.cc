@@ -18,6 +18,7 @@
 #include "../support/scratch.h"
 #include "image/encode.h"
 #include "image/image.h"
+#include "image/resize.h"
 #include "pipeline/block_requests.h"
 
 namespace mineru::jobs {
@@ -121,7 +122,10 @@ TEST(TaskManagerTest, SameDocumentAndOptionsIsACacheHitOtherOptionsMiss) {
   int hits = 0, misses = 0;
   TaskManagerOptions options = Options(dir);
   options.block_cache_bytes = 0;  // the document cache alone
-  options.on_cache_lookup = [&](bool hit) { ++(hit ? hits : misses); };
+  options.on_cache_lookup = [&](std::string_view tier, bool hit) {
+    EXPECT_EQ(tier, "memory");
+    ++(hit ? hits : misses);
+  };
   auto manager = TaskManager::Create(generator, options);
   ASSERT_TRUE(manager);
   const std::string png = PlainPng(400, 300, 250);
@@ -398,6 +402,46 @@ TEST(TaskManagerTest, StaleTaskDirectoriesOfAnEarlierRunAreRemoved) {
   ASSERT_TRUE(manager);
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(other));
+}
+
+}  // namespace
+}  // namespace mineru::jobs
+
+namespace mineru::jobs {
+namespace {
+
+TEST(TaskManagerNearDuplicateTest, ALookAlikeFirstPageIsHintedNeverServed) {
+  const std::string dir = testing_support::TestDir();
+  pipeline::testing::ScriptedGenerator generator(pipeline::testing::SimplePageAnswer);
+  TaskManagerOptions options;
+  options.work_dir = dir + "/tasks";
+  options.model_fingerprint = "test-model";
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  // One page, then the same page at another size (other bytes, other pixels), then another page.
+  auto page = image::MakeImage(400, 300, 250, 250, 250);
+  ASSERT_TRUE(page);
+  for (int64_t y = 100; y < 160; ++y) {
+    for (int64_t x = 40; x < 360; ++x) page->row(y)[x * 3] = page->row(y)[x * 3 + 1] = 20;
+  }
+  auto bigger = image::ResizeBicubic(*page, 800, 600);
+  ASSERT_TRUE(bigger);
+  const auto png = [](const image::RgbImage& im) {
+    auto bytes = image::EncodePng(im);
+    return std::string(bytes->begin(), bytes->end());
+  };
+  auto first = (*manager)->Submit({{"first.png", png(*page)}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(WaitFinal(**manager, first->id).status, TaskStatus::kCompleted);
+  auto second = (*manager)->Submit({{"second.png", png(*bigger)}}, {});
+  ASSERT_TRUE(second);
+  const TaskInfo done = WaitFinal(**manager, second->id);
+  ASSERT_EQ(done.status, TaskStatus::kCompleted);
+  EXPECT_EQ(done.near_duplicates, std::vector<std::string>{first->id + "/first"});
+  EXPECT_EQ(done.cache_hits, 0);  // a hint only: the second was parsed on its own
+  auto other = (*manager)->Submit({{"other.png", PlainPng(400, 300, 40)}}, {});
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(WaitFinal(**manager, other->id).near_duplicates.empty());
 }
 
 }  // namespace

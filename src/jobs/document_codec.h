@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// DocumentOutputs as one binary-safe byte string, for caches outside the process (Redis).
+//
+// Format, version 1 (integers little-endian):
+//   "MDOC" | u32 version | six fields: name, markdown, middle_json, model_json, content_list,
+//   report, each u64 length + bytes | u64 image count | per image: u64 length + file name,
+//   u64 length + bytes.
+// The bytes come from outside the process: parsing checks every length against what is left,
+// accepts nothing after the last image, and accepts only plain file names (no '/', NUL or
+// leading '.'), images sorted and unique (as ReadDocumentOutputs makes them), since the names
+// become paths when the outputs are written back.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "jobs/document_outputs.h"
+
+namespace mineru::jobs {
+
+inline constexpr uint32_t kDocumentCodecVersion = 1;
+
+std::string SerializeDocumentOutputs(const DocumentOutputs& outputs);
+
+// kCorrupt, with the reason, for bytes that are not a version-1 encoding.
+Result<DocumentOutputs> ParseDocumentOutputs(std::string_view bytes);
+
+}  // namespace mineru::jobs
