@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   AddDebugForwardCommand(app, global, &exit_code);
   AddBenchCommand(app, global, &exit_code);
   AddBenchHttpCommand(app, global, &exit_code);
+  AddWorkerCommand(app, global, &exit_code);
   AddTokenizeCommand(app, global, &exit_code);
   AddPreprocessCommand(app, global, &exit_code);
   AddRenderCommand(app, global, &exit_code);

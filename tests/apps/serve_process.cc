@@ -13,8 +13,8 @@ extern char** environ;
 
 namespace mineru::apps::testing {
 
-ServeProcess::ServeProcess(const std::vector<std::string>& args,
-                           const std::vector<std::string>& env) {
+ServeProcess::ServeProcess(const std::string& subcommand, const std::vector<std::string>& args,
+                           const std::vector<std::string>& env, std::string_view ready_prefix) {
   const std::string binary = std::string(MINERU_BINARY_DIR) + "/src/apps/mineru-cpp";
   int fds[2];
   if (pipe(fds) != 0) return;
@@ -23,7 +23,11 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args,
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<std::string> all = {binary, "--threads", "2", "serve", "--port", "0"};
+  std::vector<std::string> all = {binary, "--threads", "2", subcommand};
+  if (subcommand == "serve") {
+    all.push_back("--port");
+    all.push_back("0");
+  }
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : all) argv.push_back(a.data());
@@ -51,9 +55,9 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args,
       line += c;
       continue;
     }
-    constexpr std::string_view kListening = "listening on ";
-    if (line.rfind(kListening, 0) == 0) {
-      url_ = line.substr(kListening.size());
+    if (line.rfind(ready_prefix, 0) == 0) {
+      url_ = line.substr(ready_prefix.size());
+      if (url_.empty()) url_ = line;  // a ready line without a URL
       break;
     }
     line.clear();
@@ -65,6 +69,11 @@ ServeProcess::~ServeProcess() { Stop(); }
 int ServeProcess::port() const {
   const size_t colon = url_.rfind(':');
   return colon == std::string::npos ? 0 : std::atoi(url_.c_str() + colon + 1);
+}
+
+void ServeProcess::Kill() {
+  if (pid_ > 0) kill(pid_, SIGKILL);
+  Stop();
 }
 
 int ServeProcess::Stop() {

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mineru::apps::testing {
@@ -16,7 +17,13 @@ class ServeProcess {
   // `args` follow "mineru-cpp --threads 2 serve --port 0"; `env` entries ("NAME=value") are
   // added to the test's environment.
   explicit ServeProcess(const std::vector<std::string>& args,
-                        const std::vector<std::string>& env = {});
+                        const std::vector<std::string>& env = {})
+      : ServeProcess("serve", args, env, "listening on ") {}
+  // Any long-running subcommand: `args` follow "mineru-cpp --threads 2 <subcommand>" (plus
+  // "--port 0" for serve); started once a stderr line begins with `ready_prefix` (its rest is
+  // url()).
+  ServeProcess(const std::string& subcommand, const std::vector<std::string>& args,
+               const std::vector<std::string>& env, std::string_view ready_prefix);
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
@@ -28,6 +35,8 @@ class ServeProcess {
   const std::string& log() const { return log_; }
   // SIGTERM, then waits: the exit code, or -1 when a signal ended it. Idempotent.
   int Stop();
+  // SIGKILL (a crash), then waits.
+  void Kill();
 
  private:
   pid_t pid_ = -1;

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// mineru-cpp worker --queue amqp://... --cache redis://... --model DIR: a Celery-compatible
+// worker (jobs/celery_worker.h). Out of the box it serves Celery's default queue ("celery")
+// with the Redis URL as the result backend (and the shared document cache), as `celery worker`
+// would; --concurrent-tasks documents are parsed at once (the prefetch). The task:
+// run_mineru_inference(document_base64, **options): Python clients call
+// `app.send_task("run_mineru_inference", args=[base64], kwargs={...})` and read the result with
+// `AsyncResult.get()`. Run any number of workers on any number of machines.
+//
+// SIGTERM or SIGINT: no new deliveries are taken, running parses are cancelled and their
+// messages left unacked, so the broker hands them to another worker; exit 0.
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "apps/commands.h"
+#include "apps/engine_flags.h"
+#include "apps/model_options.h"
+#include "apps/model_source.h"
+#include "apps/task_flags.h"
+#include "jobs/amqp_client.h"
+#include "jobs/celery_worker.h"
+#include "jobs/redis_client.h"
+#include "jobs/task_manager.h"
+#include "pipeline/generator.h"
+
+namespace mineru::apps {
+namespace {
+
+struct WorkerArgs {
+  std::string model;
+  std::string queue_url;
+  jobs::CeleryWorkerOptions worker;
+  int64_t result_ttl_s = jobs::CeleryWorkerOptions::kDefaultResultTtl.count();
+  TaskFlags task_flags;
+  ModelLoadOptions load;
+  EngineFlags engine_flags;
+};
+
+int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
+    std::fprintf(stderr, "mineru-cpp: error: cannot block SIGTERM/SIGINT\n");
+    return kExitFailure;
+  }
+  auto amqp_options = jobs::ParseAmqpUrl(args.queue_url);
+  if (!amqp_options) return ReportError(amqp_options.error());
+  if (args.task_flags.cache_url.empty()) {
+    std::fprintf(stderr,
+                 "mineru-cpp: error: worker needs --cache redis://... (the result "
+                 "backend)\n");
+    return kExitUsage;
+  }
+  auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
+  if (!redis_options) return ReportError(redis_options.error());
+
+  auto engine =
+      StartEngine(args.model, args.load, args.engine_flags, ResolveThreads(global), "worker");
+  if (!engine) return ReportError(engine.error());
+  pipeline::EngineGenerator generator(**engine);
+
+  jobs::TaskManagerOptions task_options;
+  args.task_flags.Apply(task_options);
+  // The consumer's prefetch is the number of documents parsed at once; the task queue only ever
+  // holds what the worker took.
+  jobs::CeleryWorkerOptions worker_options = args.worker;
+  worker_options.slots = task_options.concurrent_tasks;
+  worker_options.result_ttl = std::chrono::seconds(args.result_ttl_s);
+  task_options.max_queued_tasks =
+      std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
+  task_options.model_fingerprint = (*engine)->model().fingerprint();
+  std::string work_dir = args.task_flags.work_dir;
+  bool own_work_dir = false;
+  if (work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    work_dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/mineru-worker-XXXXXX";
+    if (mkdtemp(work_dir.data()) == nullptr) {
+      std::fprintf(stderr, "mineru-cpp: error: %s: %s\n", work_dir.c_str(), std::strerror(errno));
+      return kExitFailure;
+    }
+    own_work_dir = true;
+  }
+  task_options.work_dir = work_dir;
+  auto tasks = jobs::TaskManager::Create(generator, task_options);
+  if (!tasks) return ReportError(tasks.error());
+
+  jobs::RedisClient results(*redis_options);
+  jobs::AmqpConnection amqp;
+  if (Status started = amqp.Start(*amqp_options, jobs::CeleryWorkerTopology(worker_options));
+      !started) {
+    return ReportError(started.error());
+  }
+  auto worker = jobs::CeleryWorker::Start(**tasks, amqp, results, worker_options);
+  if (!worker) return ReportError(worker.error());
+  std::fprintf(stderr, "worker ready: task '%s' from queue '%s', %d slot(s)\n",
+               worker_options.task_name.c_str(), worker_options.queue.c_str(),
+               worker_options.slots);
+
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  std::fprintf(stderr, "received %s: stopping (running jobs go back to the queue)\n",
+               signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  (*worker)->Stop();
+  amqp.Close();
+  const jobs::CeleryWorkerStats s = (*worker)->Stats();
+  std::fprintf(stderr,
+               "stopped: %lld received, %lld succeeded, %lld failed, %lld revoked, %lld "
+               "duplicates, %lld dead-lettered\n",
+               static_cast<long long>(s.received), static_cast<long long>(s.succeeded),
+               static_cast<long long>(s.failed), static_cast<long long>(s.revoked),
+               static_cast<long long>(s.duplicates), static_cast<long long>(s.dead_lettered));
+  worker->reset();
+  tasks->reset();
+  if (own_work_dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code) {
+  auto* cmd = app.add_subcommand(
+      "worker", "Celery-compatible worker: documents from RabbitMQ, results to Redis");
+  auto args = std::make_shared<WorkerArgs>();
+  cmd->add_option("-m,--model", args->model,
+                  "Checkpoint directory, or a Hugging Face id found in the local cache")
+      ->required();
+  cmd->add_option("--queue", args->queue_url, "RabbitMQ URL (amqp://user:pass@host:port/vhost)")
+      ->required();
+  cmd->add_option("--task-name", args->worker.task_name, "Celery task name served")
+      ->capture_default_str();
+  cmd->add_option("--celery-queue", args->worker.queue,
+                  "Celery queue (also its exchange and routing key)")
+      ->capture_default_str();
+  cmd->add_option("--dead-letter-queue", args->worker.dead_letter_queue,
+                  "Queue that keeps poison messages with their reason")
+      ->capture_default_str();
+  cmd->add_option("--max-deliveries", args->worker.max_deliveries,
+                  "Deliveries of one task before it is dead-lettered")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--result-ttl", args->result_ttl_s,
+                  "Seconds results stay in Redis (Celery's result_expires)")
+      ->check(CLI::Range(int64_t{1}, int64_t{365} * 24 * 3600))
+      ->capture_default_str();
+  args->task_flags.Register(*cmd);
+  args->load.Register(*cmd);
+  args->engine_flags.Register(*cmd);
+  cmd->callback([=, &global] { *exit_code = RunWorker(*args, global); });
+}
+
+}  // namespace mineru::apps

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/celery_worker.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "image/data_url.h"
+#include "jobs/celery_protocol.h"
+
+namespace mineru::jobs {
+namespace {
+
+// Attempts to store one result before the delivery is handed back to the broker (nack with
+// requeue), and the backoff between them (doubling).
+constexpr int kStoreAttempts = 8;
+constexpr std::chrono::milliseconds kStoreBackoff{200};
+constexpr std::chrono::milliseconds kMaxStoreBackoff{5000};
+// How often a job waiting for its task looks at Stop.
+constexpr std::chrono::milliseconds kStopPoll{100};
+
+Json ToJson(const AmqpValue& v) {
+  return std::visit(
+      [](const auto& x) -> Json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::nullptr_t>) {
+          return Json(nullptr);
+        } else if constexpr (std::is_same_v<T, AmqpValue::List>) {
+          Json list = Json::array();
+          for (const AmqpValue& item : x) list.push_back(ToJson(item));
+          return list;
+        } else if constexpr (std::is_same_v<T, AmqpValue::Table>) {
+          Json table = Json::object();
+          for (const AmqpField& f : x) table[f.key] = ToJson(f.value);
+          return table;
+        } else {
+          return Json(x);
+        }
+      },
+      v.value);
+}
+
+CeleryEnvelope Envelope(const Message& m) {
+  CeleryEnvelope e;
+  e.content_type = m.content_type;
+  e.content_encoding = m.content_encoding;
+  e.correlation_id = m.correlation_id;
+  e.reply_to = m.reply_to;
+  if (m.priority) e.priority = *m.priority;
+  e.delivery_mode = m.delivery_mode;
+  e.headers = ToJson(AmqpValue(m.headers));
+  e.body = m.body;
+  return e;
+}
+
+// The task id of a message that may not decode: the `id` header, else the correlation id.
+std::string IdOf(const Message& m) {
+  if (const AmqpValue* id = FindField(m.headers, "id")) {
+    if (const auto* s = std::get_if<std::string>(&id->value)) return *s;
+  }
+  return m.correlation_id;
+}
+
+bool BoolOption(const Json& kwargs, const char* name, bool fallback) {
+  auto it = kwargs.find(name);
+  return it != kwargs.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+// Task options from the kwargs; kInvalidArgument naming a field of the wrong type.
+Result<ParseOptions> OptionsFrom(const Json& kwargs) {
+  ParseOptions o;
+  for (const char* flag : {"formula_enable", "table_enable"}) {
+    auto it = kwargs.find(flag);
+    if (it != kwargs.end() && !it->is_boolean()) {
+      return Fail(ErrorCode::kInvalidArgument, "{} must be true or false", flag);
+    }
+  }
+  o.formula = BoolOption(kwargs, "formula_enable", true);
+  o.table = BoolOption(kwargs, "table_enable", true);
+  for (const char* page : {"start_page_id", "end_page_id"}) {
+    auto it = kwargs.find(page);
+    if (it == kwargs.end() || it->is_null()) continue;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) {
+      return Fail(ErrorCode::kInvalidArgument, "{} must be a page number (0 or more)", page);
+    }
+    const int64_t value = it->get<int64_t>();
+    if (std::string_view(page) == "start_page_id") {
+      if (value > 0) o.start_page = static_cast<int>(std::min<int64_t>(value, 1 << 30));
+    } else if (value < 99999) {
+      o.end_page = static_cast<int>(value);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+Topology CeleryWorkerTopology(const CeleryWorkerOptions& options) {
+  Topology t;
+  t.exchanges.push_back({options.queue, "direct", true});
+  t.queues.push_back({options.queue, true, std::nullopt, std::nullopt, std::nullopt, {}});
+  t.queues.push_back(
+      {options.dead_letter_queue, true, std::nullopt, std::nullopt, std::nullopt, {}});
+  t.bindings.push_back({options.queue, options.queue, options.queue});
+  return t;
+}
+
+class CeleryWorker::Impl {
+ public:
+  Impl(TaskManager& tasks, AmqpConnection& amqp, RedisClient& results,
+       const CeleryWorkerOptions& options)
+      : tasks_(tasks), amqp_(amqp), results_(results), options_(options) {}
+
+  ~Impl() { Stop(); }
+
+  Status Start() {
+    for (int i = 0; i < options_.slots; ++i) threads_.emplace_back([this] { Work(); });
+    return amqp_.Consume(options_.queue, static_cast<uint16_t>(options_.slots), [this](Delivery d) {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;  // left unacked: redelivered elsewhere
+      queue_.push_back(std::move(d));
+      changed_.notify_one();
+    });
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  CeleryWorkerStats Stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  void Count(int64_t CeleryWorkerStats::*field) {
+    std::lock_guard lock(mutex_);
+    ++(stats_.*field);
+  }
+
+  bool stopping() const {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  void Work() {
+    while (true) {
+      Delivery d;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;  // queued deliveries stay unacked: the broker redelivers them
+        d = std::move(queue_.front());
+        queue_.pop_front();
+        ++stats_.received;
+        if (d.redelivered) ++stats_.redelivered;
+      }
+      Handle(d);
+    }
+  }
+
+  void Handle(const Delivery& d) {
+    const std::string id = IdOf(d.message);
+    auto message = DecodeCeleryMessage(Envelope(d.message));
+    if (!message) return Poison(d, id, "undecodable message: " + message.error().message);
+    if (message->task != options_.task_name) {
+      return Poison(d, id,
+                    fmt::format("task '{}' is not registered here (this worker runs '{}')",
+                                message->task, options_.task_name),
+                    "NotRegistered", "celery.exceptions");
+    }
+    // A SUCCESS already stored (the message came back after its ack was lost): nothing to redo.
+    if (auto stored = results_.Command({"GET", CeleryMetaKey(id)});
+        stored && !stored->is_nil() && IsFinalSuccess(stored->str)) {
+      Count(&CeleryWorkerStats::duplicates);
+      amqp_.Ack(d.tag);
+      return;
+    }
+    if (ExpiresPassed(*message, std::chrono::system_clock::now())) {
+      if (Store(id, CeleryResultMeta("REVOKED", CeleryRevokedResult("expired"), std::nullopt, id,
+                                     std::chrono::system_clock::now()))) {
+        Count(&CeleryWorkerStats::revoked);
+        amqp_.Ack(d.tag);
+      } else {
+        amqp_.Nack(d.tag, /*requeue=*/true);
+      }
+      return;
+    }
+    const int64_t deliveries = CountDelivery(id);
+    if (deliveries > options_.max_deliveries) {
+      return Poison(d, id,
+                    fmt::format("delivered {} times (the limit is {}): each attempt ended "
+                                "without a result",
+                                deliveries, options_.max_deliveries));
+    }
+    Json result;
+    std::optional<std::pair<std::string, std::string>> failure;  // (exc_type, message)
+    if (!Run(*message, &result, &failure)) return;               // stopping: left unacked
+    const auto now = std::chrono::system_clock::now();
+    const std::string meta =
+        failure
+            ? CeleryResultMeta("FAILURE", CeleryExceptionResult(failure->first, failure->second),
+                               failure->second, id, now)
+            : CeleryResultMeta("SUCCESS", result, std::nullopt, id, now);
+    if (!Store(id, meta)) {
+      amqp_.Nack(d.tag, /*requeue=*/true);
+      return;
+    }
+    Count(failure ? &CeleryWorkerStats::failed : &CeleryWorkerStats::succeeded);
+    amqp_.Ack(d.tag);
+  }
+
+  // Parses the document; false when the worker is stopping (the job was cancelled).
+  bool Run(const CeleryTaskMessage& message, Json* result,
+           std::optional<std::pair<std::string, std::string>>* failure) {
+    if (!message.args.is_array() || message.args.empty() || !message.args[0].is_string()) {
+      *failure = {"ValueError", "the first argument must be the document as base64 text"};
+      return true;
+    }
+    auto bytes = image::Base64Decode(message.args[0].get<std::string>());
+    if (!bytes) {
+      *failure = {"ValueError", "the document is not valid base64: " + bytes.error().message};
+      return true;
+    }
+    auto options = OptionsFrom(message.kwargs);
+    if (!options) {
+      *failure = {"ValueError", options.error().message};
+      return true;
+    }
+    std::string name = "document";
+    if (auto it = message.kwargs.find("file_name"); it != message.kwargs.end() && it->is_string()) {
+      name = it->get<std::string>();
+    }
+    auto task = tasks_.Submit({{name.empty() || name[0] == '.' ? "document" : name,
+                                std::string(bytes->begin(), bytes->end())}},
+                              *options);
+    if (!task) {
+      *failure = {task.error().code == ErrorCode::kInvalidArgument ? "ValueError" : "RuntimeError",
+                  task.error().message};
+      return true;
+    }
+    // Wait for the task, watching Stop.
+    std::optional<TaskInfo> final;
+    while (true) {
+      final = tasks_.Get(task->id);
+      if (!final || IsFinal(final->status)) break;
+      if (stopping()) {
+        tasks_.Delete(task->id);
+        return false;
+      }
+      std::this_thread::sleep_for(kStopPoll);
+    }
+    if (!final || final->status != TaskStatus::kCompleted) {
+      *failure = {"RuntimeError",
+                  final && final->error ? *final->error : "the parse was cancelled"};
+      tasks_.Delete(task->id);
+      return true;
+    }
+    auto outputs = tasks_.Outputs(task->id);
+    tasks_.Delete(task->id);
+    if (!outputs || outputs->empty()) {
+      *failure = {"RuntimeError", outputs ? "no outputs" : outputs.error().message};
+      return true;
+    }
+    const DocumentOutputs& doc = (*outputs)[0];
+    *result = Json{{"md_content", doc.markdown},
+                   {"pages", final->progress.pages_done},
+                   {"cache_hit", final->cache_hits > 0}};
+    const auto parsed = [](const std::string& text) {
+      Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      return j.is_discarded() ? Json(nullptr) : j;
+    };
+    if (BoolOption(message.kwargs, "return_content_list", true)) {
+      (*result)["content_list"] = parsed(doc.content_list);
+    }
+    if (BoolOption(message.kwargs, "return_middle_json", false)) {
+      (*result)["middle_json"] = parsed(doc.middle_json);
+    }
+    if (BoolOption(message.kwargs, "return_model_output", false)) {
+      (*result)["model_output"] = parsed(doc.model_json);
+    }
+    return true;
+  }
+
+  // INCR of the task's delivery counter (with the result TTL); 1 when Redis cannot count.
+  int64_t CountDelivery(const std::string& id) {
+    const std::string key = "mineru:celery:deliveries:" + id;
+    auto replies = results_.Pipeline(
+        {{"INCR", key}, {"EXPIRE", key, std::to_string(options_.result_ttl.count())}});
+    if (!replies || replies->empty() || replies->front().type != RedisReply::Type::kInteger) {
+      return 1;
+    }
+    return replies->front().integer;
+  }
+
+  // SETEX + PUBLISH in one round trip, as Celery's Redis backend writes; retried with backoff.
+  bool Store(const std::string& id, const std::string& meta) {
+    const std::string key = CeleryMetaKey(id);
+    std::chrono::milliseconds backoff = kStoreBackoff;
+    for (int attempt = 0; attempt < kStoreAttempts; ++attempt) {
+      auto replies =
+          results_.Pipeline({{"SETEX", key, std::to_string(options_.result_ttl.count()), meta},
+                             {"PUBLISH", key, meta}});
+      if (replies && replies->size() == 2 && replies->front().type != RedisReply::Type::kError) {
+        return true;
+      }
+      if (stopping()) return false;
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, kMaxStoreBackoff);
+    }
+    return false;
+  }
+
+  // A message that must not come back: FAILURE stored (when it names a task), a copy with its
+  // headers and the reason in the dead-letter queue, then ack.
+  void Poison(const Delivery& d, const std::string& id, const std::string& reason,
+              std::string_view exc_type = "ValueError", std::string_view exc_module = "builtins") {
+    if (!id.empty()) {
+      Store(id, CeleryResultMeta("FAILURE", CeleryExceptionResult(exc_type, reason, exc_module),
+                                 reason, id, std::chrono::system_clock::now()));
+    }
+    Message copy = d.message;
+    copy.headers.push_back({"x-mineru-reason", AmqpValue(reason)});
+    copy.headers.push_back({"x-mineru-original-queue", AmqpValue(options_.queue)});
+    if (Status published = amqp_.Publish("", options_.dead_letter_queue, copy); !published) {
+      amqp_.Nack(d.tag, /*requeue=*/true);  // not preserved yet: keep it in the broker
+      return;
+    }
+    Count(&CeleryWorkerStats::dead_lettered);
+    amqp_.Ack(d.tag);
+  }
+
+  TaskManager& tasks_;
+  AmqpConnection& amqp_;
+  RedisClient& results_;
+  const CeleryWorkerOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Delivery> queue_;
+  bool stopping_ = false;
+  CeleryWorkerStats stats_;
+  std::vector<std::thread> threads_;
+};
+
+Result<std::unique_ptr<CeleryWorker>> CeleryWorker::Start(TaskManager& tasks, AmqpConnection& amqp,
+                                                          RedisClient& results,
+                                                          const CeleryWorkerOptions& options) {
+  if (options.slots < 1 || options.slots > 65535) {
+    return Fail(ErrorCode::kInvalidArgument, "slots must be 1..65535, not {}", options.slots);
+  }
+  if (options.max_deliveries < 1) {
+    return Fail(ErrorCode::kInvalidArgument, "max_deliveries must be at least 1");
+  }
+  auto impl = std::make_unique<Impl>(tasks, amqp, results, options);
+  MINERU_RETURN_IF_ERROR(impl->Start());
+  return std::unique_ptr<CeleryWorker>(new CeleryWorker(std::move(impl)));
+}
+
+CeleryWorker::CeleryWorker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CeleryWorker::~CeleryWorker() = default;
+void CeleryWorker::Stop() { impl_->Stop(); }
+CeleryWorkerStats CeleryWorker::Stats() const { return impl_->Stats(); }
+
+}  // namespace mineru::jobs

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Celery-compatible worker: consumes Celery protocol v2 messages (jobs/celery_protocol.h) for
+// one task name from RabbitMQ (jobs/amqp_client.h), parses the document through a TaskManager
+// (so the result cache, single flight, block cache and deadlines apply), stores the result in
+// Celery's Redis result format (SETEX + PUBLISH of celery-task-meta-<id>) and only then acks:
+// a worker killed mid-job loses nothing, the broker redelivers the message.
+//
+// The task: `run_mineru_inference(document_base64, **options)`; options are MinerU's form
+// fields: formula_enable, table_enable, start_page_id, end_page_id, return_middle_json,
+// return_model_output, return_content_list (md_content is always returned). The result is
+// {"md_content", "content_list"?, "middle_json"?, "model_output"?, "pages", "cache_hit"}.
+//
+// Outcomes, per delivery (reliability.md section 5):
+//   decodable, not expired, first delivery ..... parsed; SUCCESS stored, then ack
+//   the document cannot be parsed ............... FAILURE (RuntimeError or ValueError), ack
+//   `expires` passed ............................ REVOKED stored, ack
+//   a SUCCESS is already stored ................. ack, nothing rerun (a duplicate delivery)
+//   undecodable, other task name, or delivered
+//   more than max_deliveries times .............. FAILURE stored when the id is known, the
+//                                                  message copied to the dead-letter queue
+//                                                  with its headers and x-mineru-reason, ack
+//   Redis refuses the result ..................... retried with backoff; never acked before
+//                                                  the result is stored (after
+//                                                  kStoreAttempts, nack with requeue)
+// Celery's own queue is declared as Celery declares it (durable, no arguments), so Python
+// clients and this worker can both declare it; the dead-letter queue is our own.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "jobs/amqp_client.h"
+#include "jobs/redis_client.h"
+#include "jobs/task_manager.h"
+
+namespace mineru::jobs {
+
+struct CeleryWorkerOptions {
+  static constexpr int kDefaultMaxDeliveries = 3;
+  static constexpr std::chrono::seconds kDefaultResultTtl{24 * 3600};  // Celery result_expires
+
+  std::string task_name = "run_mineru_inference";
+  std::string queue = "celery";  // Celery's default queue, exchange and routing key
+  std::string dead_letter_queue = "celery.mineru.dead";
+  // Documents parsed at once: the consumer's prefetch.
+  int slots = 1;
+  // Deliveries of one task id after which it is dead-lettered (counted in Redis, so across
+  // workers and restarts).
+  int max_deliveries = kDefaultMaxDeliveries;
+  // SETEX time of stored results and delivery counters.
+  std::chrono::seconds result_ttl = kDefaultResultTtl;
+};
+
+// What the worker needs declared on its AMQP connection (pass to AmqpConnection::Start):
+// Celery's direct exchange, queue and binding, all named options.queue, and the dead-letter
+// queue.
+Topology CeleryWorkerTopology(const CeleryWorkerOptions& options);
+
+struct CeleryWorkerStats {
+  int64_t received = 0, succeeded = 0, failed = 0, revoked = 0, duplicates = 0, dead_lettered = 0,
+          redelivered = 0;
+};
+
+class CeleryWorker {
+ public:
+  // Starts consuming options.queue. `amqp` must be started with CeleryWorkerTopology(options);
+  // `tasks`, `amqp` and `results` must outlive the worker.
+  static Result<std::unique_ptr<CeleryWorker>> Start(TaskManager& tasks, AmqpConnection& amqp,
+                                                     RedisClient& results,
+                                                     const CeleryWorkerOptions& options);
+  // Stop(): running jobs are cancelled and left unacked (the broker redelivers them).
+  ~CeleryWorker();
+  CeleryWorker(const CeleryWorker&) = delete;
+  CeleryWorker& operator=(const CeleryWorker&) = delete;
+
+  // Stops taking deliveries, cancels running jobs (their messages stay unacked) and joins the
+  // job threads. Idempotent.
+  void Stop();
+  CeleryWorkerStats Stats() const;
+
+  class Impl;
+
+ private:
+  explicit CeleryWorker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mineru::jobs
