@@ -2,74 +2,32 @@
 // Python json.dumps / repr() compatible writers (see celery_pyjson.h).
 #include "jobs/celery_pyjson.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
+
+#include "text/utf8.h"
 
 namespace mineru::jobs {
 namespace {
 
 constexpr char32_t kReplacement = 0xFFFD;
 
-// Decodes one UTF-8 sequence at text[*pos]; malformed or overlong input yields U+FFFD and
-// consumes one byte, so every input terminates.
+// The code point at text[*pos]; a malformed sequence yields U+FFFD and consumes its maximal
+// subpart (as text::RepairUtf8 does), so every input terminates.
 char32_t NextCodePoint(std::string_view text, size_t* pos) {
-  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
-  const uint8_t lead = byte(*pos);
-  int extra = 0;
   char32_t cp = 0;
-  if (lead < 0x80) {
-    ++*pos;
-    return lead;
-  } else if ((lead & 0xE0) == 0xC0) {
-    extra = 1, cp = lead & 0x1F;
-  } else if ((lead & 0xF0) == 0xE0) {
-    extra = 2, cp = lead & 0x0F;
-  } else if ((lead & 0xF8) == 0xF0) {
-    extra = 3, cp = lead & 0x07;
-  } else {
-    ++*pos;
-    return kReplacement;
+  if (const size_t n = text::WellFormedLength(text, *pos, &cp); n > 0) {
+    *pos += n;
+    return cp;
   }
-  if (*pos + extra >= text.size()) {  // truncated sequence
-    ++*pos;
-    return kReplacement;
-  }
-  for (int i = 1; i <= extra; ++i) {
-    const uint8_t b = byte(*pos + i);
-    if ((b & 0xC0) != 0x80) {
-      ++*pos;
-      return kReplacement;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++*pos;
-    return kReplacement;
-  }
-  *pos += extra + 1;
-  return cp;
+  *pos += std::max<size_t>(1, text::MaximalSubpartLength(text, *pos));
+  return kReplacement;
 }
 
-void AppendUtf8(std::string* out, char32_t cp) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+void AppendUtf8(std::string* out, char32_t cp) { text::AppendUtf8(cp, out); }
 
 void AppendHex(std::string* out, unsigned value, int digits) {
   static constexpr char kHex[] = "0123456789abcdef";
