@@ -13,14 +13,8 @@
 // flight get up to 30 s to finish; then running tasks are cancelled and the process exits 0. The
 // signals are blocked in every thread (the mask is set before any thread starts) and taken by
 // sigwait in the main thread.
-#include <signal.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -29,6 +23,7 @@
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
 #include "apps/model_source.h"
+#include "apps/process_lifetime.h"
 #include "apps/server_flags.h"
 #include "apps/task_flags.h"
 #include "engine/engine.h"
@@ -52,48 +47,9 @@ struct ServeArgs {
   EngineFlags engine_flags;
 };
 
-// The directory tasks work in: --work-dir, or a new one under $TMPDIR that ~WorkDir removes.
-class WorkDir {
- public:
-  static Result<WorkDir> Make(const std::string& requested) {
-    WorkDir dir;
-    if (!requested.empty()) {
-      dir.path_ = requested;
-      return dir;
-    }
-    const char* tmp = std::getenv("TMPDIR");
-    std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/mineru-cpp-XXXXXX";
-    if (mkdtemp(templ.data()) == nullptr) {
-      return Fail(ErrorCode::kIo, "{}: cannot create a work directory: {}", templ,
-                  std::strerror(errno));
-    }
-    dir.path_ = templ;
-    dir.owned_ = true;
-    return dir;
-  }
-  WorkDir(WorkDir&& o) noexcept
-      : path_(std::move(o.path_)), owned_(std::exchange(o.owned_, false)) {}
-  ~WorkDir() {
-    std::error_code ec;
-    if (owned_) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  WorkDir() = default;
-  std::string path_;
-  bool owned_ = false;
-};
-
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
-    std::fprintf(stderr, "mineru-cpp: error: cannot block SIGTERM/SIGINT\n");
-    return kExitFailure;
-  }
+  auto signals = TerminationSignals::Block();
+  if (!signals) return ReportError(signals.error());
 
   // Declared first, destroyed last: the engine, the task manager and the server report to it.
   service::ServiceMetrics metrics;
@@ -104,7 +60,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   auto engine = StartEngine(args.model, args.load, engine_flags, threads, "serve");
   if (!engine) return ReportError(engine.error());
 
-  auto work_dir = WorkDir::Make(args.task_flags.work_dir);
+  auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-cpp");
   if (!work_dir) return ReportError(work_dir.error());
   pipeline::EngineGenerator generator(**engine);
   task_options.work_dir = work_dir->path();
@@ -133,11 +89,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
                args.model.c_str());
   std::fprintf(stderr, "listening on http://%s:%d\n", options.host.c_str(), server.port());
 
-  int signal_number = 0;
-  while (sigwait(&signals, &signal_number) != 0) {
-  }
-  std::fprintf(stderr, "received %s: draining (up to %lld s)\n",
-               signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+  const char* received = signals->Wait();
+  std::fprintf(stderr, "received %s: draining (up to %lld s)\n", received,
                static_cast<long long>(kDrainTimeout.count()));
   server.BeginDrain();
   server.Stop(kDrainTimeout);

@@ -9,14 +9,8 @@
 //
 // SIGTERM or SIGINT: no new deliveries are taken, running parses are cancelled and their
 // messages left unacked, so the broker hands them to another worker; exit 0.
-#include <signal.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -24,6 +18,7 @@
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
 #include "apps/model_source.h"
+#include "apps/process_lifetime.h"
 #include "apps/task_flags.h"
 #include "jobs/amqp_client.h"
 #include "jobs/celery_worker.h"
@@ -45,14 +40,8 @@ struct WorkerArgs {
 };
 
 int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) {
-    std::fprintf(stderr, "mineru-cpp: error: cannot block SIGTERM/SIGINT\n");
-    return kExitFailure;
-  }
+  auto signals = TerminationSignals::Block();
+  if (!signals) return ReportError(signals.error());
   auto amqp_options = jobs::ParseAmqpUrl(args.queue_url);
   if (!amqp_options) return ReportError(amqp_options.error());
   if (args.task_flags.cache_url.empty()) {
@@ -79,18 +68,9 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   task_options.max_queued_tasks =
       std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
   task_options.model_fingerprint = (*engine)->model().fingerprint();
-  std::string work_dir = args.task_flags.work_dir;
-  bool own_work_dir = false;
-  if (work_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    work_dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/mineru-worker-XXXXXX";
-    if (mkdtemp(work_dir.data()) == nullptr) {
-      std::fprintf(stderr, "mineru-cpp: error: %s: %s\n", work_dir.c_str(), std::strerror(errno));
-      return kExitFailure;
-    }
-    own_work_dir = true;
-  }
-  task_options.work_dir = work_dir;
+  auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-worker");
+  if (!work_dir) return ReportError(work_dir.error());
+  task_options.work_dir = work_dir->path();
   auto tasks = jobs::TaskManager::Create(generator, task_options);
   if (!tasks) return ReportError(tasks.error());
 
@@ -106,11 +86,8 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
                worker_options.task_name.c_str(), worker_options.queue.c_str(),
                worker_options.slots);
 
-  int signal_number = 0;
-  while (sigwait(&signals, &signal_number) != 0) {
-  }
   std::fprintf(stderr, "received %s: stopping (running jobs go back to the queue)\n",
-               signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+               signals->Wait());
   (*worker)->Stop();
   amqp.Close();
   const jobs::CeleryWorkerStats s = (*worker)->Stats();
@@ -122,10 +99,6 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
                static_cast<long long>(s.duplicates), static_cast<long long>(s.dead_lettered));
   worker->reset();
   tasks->reset();
-  if (own_work_dir) {
-    std::error_code ec;
-    std::filesystem::remove_all(work_dir, ec);
-  }
   return 0;
 }
 
