@@ -27,6 +27,10 @@
 #include "apps/server_flags.h"
 #include "apps/task_flags.h"
 #include "engine/engine.h"
+#include "jobs/amqp_client.h"
+#include "jobs/celery_worker.h"
+#include "jobs/redis_client.h"
+#include "jobs/remote_runner.h"
 #include "jobs/task_manager.h"
 #include "pipeline/generator.h"
 #include "service/http_server.h"
@@ -41,6 +45,7 @@ constexpr std::chrono::seconds kDrainTimeout{30};
 struct ServeArgs {
   std::string model;
   std::string served_model_name;  // empty: the --model argument as given
+  std::string queue_url;          // empty: documents are parsed here
   ServerFlags server_flags;
   TaskFlags task_flags;
   ModelLoadOptions load;
@@ -71,6 +76,31 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
       (*engine)->model().fingerprint() +
       (args.task_flags.max_tokens ? ";max_tokens=" + std::to_string(*args.task_flags.max_tokens)
                                   : std::string());
+  // With --queue, documents go to workers through RabbitMQ and come back through Redis.
+  std::unique_ptr<jobs::AmqpConnection> amqp;
+  std::unique_ptr<jobs::RedisClient> results;
+  std::unique_ptr<jobs::RemoteRunner> runner;
+  if (!args.queue_url.empty()) {
+    if (args.task_flags.cache_url.empty()) {
+      std::fprintf(stderr,
+                   "mineru-cpp: error: --queue needs --cache redis://... (where the "
+                   "workers store results)\n");
+      return kExitUsage;
+    }
+    auto amqp_options = jobs::ParseAmqpUrl(args.queue_url);
+    if (!amqp_options) return ReportError(amqp_options.error());
+    auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
+    if (!redis_options) return ReportError(redis_options.error());
+    amqp = std::make_unique<jobs::AmqpConnection>();
+    if (Status started =
+            amqp->Start(*amqp_options, jobs::CeleryWorkerTopology(jobs::CeleryWorkerOptions{}));
+        !started) {
+      return ReportError(started.error());
+    }
+    results = std::make_unique<jobs::RedisClient>(*redis_options);
+    runner = std::make_unique<jobs::RemoteRunner>(*amqp, *results);
+    task_options.runner = runner.get();
+  }
   auto tasks = jobs::TaskManager::Create(generator, task_options);
   if (!tasks) return ReportError(tasks.error());
 
@@ -110,6 +140,9 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "Checkpoint directory, or a Hugging Face id found in the local Hugging Face "
                   "cache")
       ->required();
+  cmd->add_option("--queue", args->queue_url,
+                  "RabbitMQ URL: documents are parsed by `mineru-cpp worker` processes reading "
+                  "it, results come back through --cache (default: parsed here)");
   cmd->add_option("--served-model-name", args->served_model_name,
                   "Model id reported by /v1/models and required in requests (default: --model)");
   args->server_flags.Register(*cmd);

@@ -6,11 +6,14 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "image/data_url.h"
+#include "jobs/celery_amqp.h"
 #include "jobs/celery_protocol.h"
+#include "jobs/document_codec.h"
 
 namespace mineru::jobs {
 namespace {
@@ -22,40 +25,6 @@ constexpr std::chrono::milliseconds kStoreBackoff{200};
 constexpr std::chrono::milliseconds kMaxStoreBackoff{5000};
 // How often a job waiting for its task looks at Stop.
 constexpr std::chrono::milliseconds kStopPoll{100};
-
-Json ToJson(const AmqpValue& v) {
-  return std::visit(
-      [](const auto& x) -> Json {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::nullptr_t>) {
-          return Json(nullptr);
-        } else if constexpr (std::is_same_v<T, AmqpValue::List>) {
-          Json list = Json::array();
-          for (const AmqpValue& item : x) list.push_back(ToJson(item));
-          return list;
-        } else if constexpr (std::is_same_v<T, AmqpValue::Table>) {
-          Json table = Json::object();
-          for (const AmqpField& f : x) table[f.key] = ToJson(f.value);
-          return table;
-        } else {
-          return Json(x);
-        }
-      },
-      v.value);
-}
-
-CeleryEnvelope Envelope(const Message& m) {
-  CeleryEnvelope e;
-  e.content_type = m.content_type;
-  e.content_encoding = m.content_encoding;
-  e.correlation_id = m.correlation_id;
-  e.reply_to = m.reply_to;
-  if (m.priority) e.priority = *m.priority;
-  e.delivery_mode = m.delivery_mode;
-  e.headers = ToJson(AmqpValue(m.headers));
-  e.body = m.body;
-  return e;
-}
 
 // The task id of a message that may not decode: the `id` header, else the correlation id.
 std::string IdOf(const Message& m) {
@@ -171,7 +140,7 @@ class CeleryWorker::Impl {
 
   void Handle(const Delivery& d) {
     const std::string id = IdOf(d.message);
-    auto message = DecodeCeleryMessage(Envelope(d.message));
+    auto message = DecodeCeleryMessage(CeleryFromAmqp(d.message));
     if (!message) return Poison(d, id, "undecodable message: " + message.error().message);
     if (message->task != options_.task_name) {
       return Poison(d, id,
@@ -249,11 +218,25 @@ class CeleryWorker::Impl {
                   task.error().message};
       return true;
     }
-    // Wait for the task, watching Stop.
+    // Wait for the task, watching Stop; each page done is a PROGRESS state (Celery's custom
+    // state, as update_state writes it), which `serve --queue` shows as the task's progress.
     std::optional<TaskInfo> final;
+    int pages_reported = 0;
     while (true) {
       final = tasks_.Get(task->id);
       if (!final || IsFinal(final->status)) break;
+      if (final->progress.pages_done > pages_reported) {
+        pages_reported = final->progress.pages_done;
+        const Json state{{"pages_done", final->progress.pages_done},
+                         {"pages_total", final->progress.pages_total},
+                         {"blocks_done", final->progress.blocks_done},
+                         {"generated_tokens", final->progress.generated_tokens}};
+        const std::string key = CeleryMetaKey(message.id);
+        const std::string meta = CeleryResultMeta("PROGRESS", state, std::nullopt, message.id,
+                                                  std::chrono::system_clock::now());
+        results_.Pipeline({{"SETEX", key, std::to_string(options_.result_ttl.count()), meta},
+                           {"PUBLISH", key, meta}});  // best effort: a hint, not a result
+      }
       if (stopping()) {
         tasks_.Delete(task->id);
         return false;
@@ -288,6 +271,13 @@ class CeleryWorker::Impl {
     }
     if (BoolOption(message.kwargs, "return_model_output", false)) {
       (*result)["model_output"] = parsed(doc.model_json);
+    }
+    // Every output file, for `serve --queue` (jobs/remote_runner.h): the document codec's
+    // bytes as base64.
+    if (BoolOption(message.kwargs, "return_outputs", false)) {
+      const std::string encoded = SerializeDocumentOutputs(doc);
+      (*result)["outputs"] = image::Base64Encode(
+          std::span(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size()));
     }
     return true;
   }

@@ -7,8 +7,10 @@
 //
 // The task: `run_mineru_inference(document_base64, **options)`; options are MinerU's form
 // fields: formula_enable, table_enable, start_page_id, end_page_id, return_middle_json,
-// return_model_output, return_content_list (md_content is always returned). The result is
-// {"md_content", "content_list"?, "middle_json"?, "model_output"?, "pages", "cache_hit"}.
+// return_model_output, return_content_list (md_content is always returned), file_name, and
+// return_outputs (every output file, for `serve --queue`). The result is {"md_content",
+// "content_list"?, "middle_json"?, "model_output"?, "outputs"?, "pages", "cache_hit"}; while a
+// document is parsed, a PROGRESS state {"pages_done", "pages_total", ...} after every page.
 //
 // Outcomes, per delivery (reliability.md section 5):
 //   decodable, not expired, first delivery ..... parsed; SUCCESS stored, then ack

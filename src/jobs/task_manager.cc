@@ -579,8 +579,10 @@ class TaskManager::Impl {
       Notify(task);
     };
     const std::string output_root = (fs::path(task.dir) / "output").string();
-    auto result =
-        pipeline::ParseDocument(generator_, task.input_paths[d], output_root, options, progress);
+    auto result = options_.runner
+                      ? options_.runner->Run(task.input_paths[d], output_root, options, progress)
+                      : pipeline::ParseDocument(generator_, task.input_paths[d], output_root,
+                                                options, progress);
     if (!result) {
       if (result.error().code == ErrorCode::kCancelled) return std::nullopt;
       return fmt::format("Failed to process file: {}: {}", task.info.file_names[d],

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "jobs/block_cache.h"
 #include "jobs/document_outputs.h"
+#include "jobs/document_runner.h"
 #include "jobs/result_cache.h"
 #include "jobs/task.h"
 #include "jobs/tiered_cache.h"
@@ -73,6 +74,10 @@ struct TaskManagerOptions {
   uint64_t cache_max_value_bytes = kDefaultMaxRedisValueBytes;
   // In-process cache of single answers (layouts, blocks) bound (0: off); jobs/block_cache.h.
   uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
+
+  // Parses documents elsewhere (jobs/document_runner.h); null: the pipeline, here, on the
+  // generator. Must outlive the manager.
+  DocumentRunner* runner = nullptr;
 
   // Observers for metrics (called on task threads; quick, no calls into the manager).
   std::function<void(double page_seconds)> on_page;

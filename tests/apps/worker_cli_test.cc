@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "../support/http_client.h"
 #include "../support/rabbitmq_server.h"
 #include "../support/redis_server.h"
 #include "base/json.h"
@@ -156,6 +157,51 @@ TEST_F(WorkerCliTest, AJobOfAKilledWorkerIsFinishedByAnotherWithOneResult) {
   EXPECT_EQ(count->str, "2");  // delivered to the killed worker, then to this one
   EXPECT_EQ(second->Stop(), 0) << second->log();
   EXPECT_NE(second->log().find("1 succeeded"), std::string::npos) << second->log();
+}
+
+TEST_F(WorkerCliTest, ServeQueuesDocumentsToWorkersAndShowsTheirProgress) {
+  auto first = StartWorker({"--max-tokens", "16"});
+  auto second = StartWorker({"--max-tokens", "16"});
+  ServeProcess api({"--model", *model_, "--queue", Broker(), "--cache", Backend()});
+  ASSERT_FALSE(api.url().empty()) << api.log();
+  std::string content_type;
+  const std::string body = testing_support::MultipartBody(
+      {{"file", testing::ReadFile(kShapes), "shapes.pdf", "application/pdf"},
+       {"table_enable", "false"},
+       {"end_page_id", "1"}},
+      &content_type);
+  Json task;
+  std::string id;
+  for (int round = 0; round < 2; ++round) {
+    auto submitted =
+        testing_support::Exchange(api.port(), "POST", "/v1/document/parse", body, content_type);
+    ASSERT_TRUE(submitted);
+    ASSERT_EQ(submitted->status, 202) << submitted->body;
+    id = Json::parse(submitted->body).value("task_id", "");
+    for (int i = 0; i < 6000; ++i) {
+      auto polled = testing_support::Exchange(api.port(), "GET", "/v1/tasks/" + id);
+      ASSERT_TRUE(polled);
+      task = Json::parse(polled->body, nullptr, false);
+      if (task["status"] != "pending" && task["status"] != "processing") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(task["status"], "completed") << task.dump() << api.log();
+    EXPECT_EQ(task["progress"]["pages_done"], 2);
+    EXPECT_EQ(task["cache_hits"], round);  // the repeat is answered from the cache
+  }
+  auto result = testing_support::Exchange(api.port(), "GET", "/v1/tasks/" + id + "/result");
+  ASSERT_TRUE(result);
+  const Json documents = Json::parse(result->body)["documents"];
+  ASSERT_EQ(documents.size(), 1u);
+  EXPECT_EQ(documents[0]["middle_json"]["pdf_info"].size(), 2u);
+  EXPECT_TRUE(documents[0]["markdown"].is_string());
+  EXPECT_EQ(api.Stop(), 0) << api.log();
+  first->Stop();
+  second->Stop();
+  // One of the two workers parsed the document, once.
+  const bool first_did = first->log().find("1 succeeded") != std::string::npos;
+  const bool second_did = second->log().find("1 succeeded") != std::string::npos;
+  EXPECT_NE(first_did, second_did) << first->log() << second->log();
 }
 
 }  // namespace
