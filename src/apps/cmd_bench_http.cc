@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -31,6 +32,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -62,7 +64,15 @@ struct BenchHttpArgs {
   int max_tokens = kDefaultMaxTokens;
   int poll_ms = kDefaultPollMs;
   int timeout_s = kDefaultTimeoutSeconds;
+  bool unique = false;  // parse kinds: every document different (no cache hits)
 };
+
+// Numbers the --unique documents: a random start per run, so that no two runs (whose results
+// a shared cache may keep) send the same bytes.
+uint64_t NextUnique() {
+  static std::atomic<uint64_t> next{std::random_device{}() * uint64_t{1000003}};
+  return next++;
+}
 
 struct Target {
   std::string host;
@@ -301,6 +311,15 @@ Result<std::string> ChatBody(const BenchHttpArgs& args) {
 struct Upload {
   std::string content_type;
   std::string body;
+  size_t document_end = 0;  // offset just past the document's bytes in body
+
+  // The body, or with --unique a copy whose document ends in a PDF comment line naming `n`
+  // (readers ignore it; its bytes, and so its cache key, are new).
+  std::string Body(bool unique, uint64_t n) const {
+    if (!unique) return body;
+    return body.substr(0, document_end) + "\n%mineru-bench-http " + std::to_string(n) + "\n" +
+           body.substr(document_end);
+  }
 };
 
 Result<Upload> ParseUpload(const BenchHttpArgs& args) {
@@ -313,8 +332,9 @@ Result<Upload> ParseUpload(const BenchHttpArgs& args) {
   // MinerU's endpoint names its file field "files"; ours takes "file" (or "files").
   const std::string field = args.kind == "file_parse" ? "files" : "file";
   u.body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + field +
-           "\"; filename=\"" + name + "\"\r\nContent-Type: application/pdf\r\n\r\n" + file +
-           "\r\n--" + boundary + "--\r\n";
+           "\"; filename=\"" + name + "\"\r\nContent-Type: application/pdf\r\n\r\n" + file;
+  u.document_end = u.body.size();
+  u.body += "\r\n--" + boundary + "--\r\n";
   return u;
 }
 
@@ -351,10 +371,10 @@ Sample ChatOnce(Connection& c, const std::string& body) {
   return s;
 }
 
-Sample ParseOnce(Connection& c, const Upload& upload, std::chrono::milliseconds poll,
-                 std::chrono::seconds timeout) {
+Sample ParseOnce(Connection& c, const Upload& upload, const std::string& body,
+                 std::chrono::milliseconds poll, std::chrono::seconds timeout) {
   Sample s;
-  auto reply = c.Request("POST", "/v1/document/parse", upload.content_type, upload.body);
+  auto reply = c.Request("POST", "/v1/document/parse", upload.content_type, body);
   if (!reply) {
     s.error = reply.error().ToString();
     return s;
@@ -393,9 +413,9 @@ Sample ParseOnce(Connection& c, const Upload& upload, std::chrono::milliseconds 
   return s;
 }
 
-Sample FileParseOnce(Connection& c, const Upload& upload) {
+Sample FileParseOnce(Connection& c, const Upload& upload, const std::string& body) {
   Sample s;
-  auto reply = c.Request("POST", "/file_parse", upload.content_type, upload.body);
+  auto reply = c.Request("POST", "/file_parse", upload.content_type, body);
   if (!reply) {
     s.error = reply.error().ToString();
     return s;
@@ -454,11 +474,11 @@ int RunBenchHttp(const BenchHttpArgs& args) {
         Connection connection(*target, timeout);
         for (int r = 0; r < args.requests; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          Sample s =
-              chat ? ChatOnce(connection, chat_body)
-              : args.kind == "file_parse"
-                  ? FileParseOnce(connection, upload)
-                  : ParseOnce(connection, upload, std::chrono::milliseconds(args.poll_ms), timeout);
+          Sample s = chat ? ChatOnce(connection, chat_body)
+                     : args.kind == "file_parse"
+                         ? FileParseOnce(connection, upload, upload.Body(args.unique, NextUnique()))
+                         : ParseOnce(connection, upload, upload.Body(args.unique, NextUnique()),
+                                     std::chrono::milliseconds(args.poll_ms), timeout);
           s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           samples[static_cast<size_t>(i)].push_back(std::move(s));
         }
@@ -526,6 +546,9 @@ void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& /*global*/, int* ex
   cmd->add_option("--max-tokens", args->max_tokens, "max_tokens of chat requests")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
+  cmd->add_flag("--unique", args->unique,
+                "parse kinds: make every upload's bytes different (a PDF comment appended), so "
+                "nothing is answered from a cache: measures parsing, not the cache");
   cmd->add_option("--poll-ms", args->poll_ms, "Task polling interval for parse")
       ->check(CLI::Range(1, 60'000))
       ->capture_default_str();

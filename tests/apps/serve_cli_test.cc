@@ -110,6 +110,16 @@ TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
   EXPECT_GT(Sample(metrics->body, "process_resident_memory_bytes", ""), 0.0);
   EXPECT_GT(Sample(metrics->body, "mineru_generation_tokens_total", ""), 0.0);
 
+  // --unique uploads other bytes each time: a miss, parsed again.
+  const CliResult unique =
+      RunCli({"bench-http", "--url", server.url(), "--kind", "parse", "--unique", "--file",
+              kShapesPdf, "--clients", "1", "--requests", "1"});
+  EXPECT_TRUE(Succeeded(unique)) << Describe(unique);
+  auto after = Exchange(port, "GET", "/metrics");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(Sample(after->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
+  EXPECT_EQ(Sample(after->body, "mineru_pages_total", ""), 6.0);
+
   EXPECT_EQ(server.Stop(), 0) << server.log();
   EXPECT_NE(server.log().find("received SIGTERM"), std::string::npos) << server.log();
 }
