@@ -204,5 +204,43 @@ TEST_F(WorkerCliTest, ServeQueuesDocumentsToWorkersAndShowsTheirProgress) {
   EXPECT_NE(first_did, second_did) << first->log() << second->log();
 }
 
+TEST_F(WorkerCliTest, ADocumentAcceptedBeforeABrokerRestartIsNotLost) {
+  ServeProcess api({"--model", *model_, "--queue", Broker(), "--cache", Backend()});
+  ASSERT_FALSE(api.url().empty()) << api.log();
+  // No worker yet: the accepted document waits in the (durable) queue, confirmed by the broker.
+  std::string content_type;
+  const std::string body = testing_support::MultipartBody(
+      {{"file", testing::ReadFile(kShapes), "shapes.pdf", "application/pdf"},
+       {"formula_enable", "false"},
+       {"start_page_id", "2"}},
+      &content_type);
+  auto submitted =
+      testing_support::Exchange(api.port(), "POST", "/v1/document/parse", body, content_type);
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  const std::string id = Json::parse(submitted->body).value("task_id", "");
+  const Json queued = Client({"count", "celery"});
+  ASSERT_EQ(queued["messages"], 1) << queued.dump();  // published and confirmed
+
+  const std::string stopped = rabbit_->Stop();
+  ASSERT_TRUE(stopped.empty()) << stopped;
+  const std::string restarted = rabbit_->Start();
+  ASSERT_TRUE(restarted.empty()) << restarted;
+
+  auto worker = StartWorker({"--max-tokens", "16"});
+  Json task;
+  for (int i = 0; i < 6000; ++i) {
+    auto polled = testing_support::Exchange(api.port(), "GET", "/v1/tasks/" + id);
+    ASSERT_TRUE(polled);
+    task = Json::parse(polled->body, nullptr, false);
+    if (task["status"] != "pending" && task["status"] != "processing") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(task["status"], "completed") << task.dump() << api.log() << worker->log();
+  EXPECT_EQ(task["progress"]["pages_done"], 1);
+  EXPECT_EQ(api.Stop(), 0) << api.log();
+  EXPECT_EQ(worker->Stop(), 0) << worker->log();
+}
+
 }  // namespace
 }  // namespace mineru::apps
