@@ -32,6 +32,22 @@ using testing::Succeeded;
 const std::string kClient = std::string(MINERU_SOURCE_DIR) + "/tests/apps/celery_client.py";
 const std::string kShapes = std::string(MINERU_TEST_DATA_DIR) + "/pdf/shapes.pdf";  // 3 pages
 
+// Polls GET /v1/tasks/{id} until the task is final (or 120 s pass); the last task object.
+Json WaitForTask(int port, const std::string& id) {
+  Json task;
+  for (int i = 0; i < 6000; ++i) {
+    auto polled = testing_support::Exchange(port, "GET", "/v1/tasks/" + id);
+    if (!polled) break;
+    task = Json::parse(polled->body, nullptr, /*allow_exceptions=*/false);
+    if (task.is_discarded() ||
+        (task.value("status", "") != "pending" && task.value("status", "") != "processing")) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return task;
+}
+
 class WorkerCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -178,13 +194,7 @@ TEST_F(WorkerCliTest, ServeQueuesDocumentsToWorkersAndShowsTheirProgress) {
     ASSERT_TRUE(submitted);
     ASSERT_EQ(submitted->status, 202) << submitted->body;
     id = Json::parse(submitted->body).value("task_id", "");
-    for (int i = 0; i < 6000; ++i) {
-      auto polled = testing_support::Exchange(api.port(), "GET", "/v1/tasks/" + id);
-      ASSERT_TRUE(polled);
-      task = Json::parse(polled->body, nullptr, false);
-      if (task["status"] != "pending" && task["status"] != "processing") break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    task = WaitForTask(api.port(), id);
     ASSERT_EQ(task["status"], "completed") << task.dump() << api.log();
     EXPECT_EQ(task["progress"]["pages_done"], 2);
     EXPECT_EQ(task["cache_hits"], round);  // the repeat is answered from the cache
@@ -228,14 +238,7 @@ TEST_F(WorkerCliTest, ADocumentAcceptedBeforeABrokerRestartIsNotLost) {
   ASSERT_TRUE(restarted.empty()) << restarted;
 
   auto worker = StartWorker({"--max-tokens", "16"});
-  Json task;
-  for (int i = 0; i < 6000; ++i) {
-    auto polled = testing_support::Exchange(api.port(), "GET", "/v1/tasks/" + id);
-    ASSERT_TRUE(polled);
-    task = Json::parse(polled->body, nullptr, false);
-    if (task["status"] != "pending" && task["status"] != "processing") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const Json task = WaitForTask(api.port(), id);
   EXPECT_EQ(task["status"], "completed") << task.dump() << api.log() << worker->log();
   EXPECT_EQ(task["progress"]["pages_done"], 1);
   EXPECT_EQ(api.Stop(), 0) << api.log();

@@ -18,6 +18,7 @@
 #include "jobs/document_codec.h"
 #include "jobs/task_manager.h"
 #include "jobs/tiered_cache.h"
+#include "wait_task.h"
 
 namespace mineru::jobs {
 namespace {
@@ -231,16 +232,7 @@ TaskManagerOptions NodeOptions(const std::string& dir, const std::string& url) {
   return o;
 }
 
-TaskInfo WaitFinal(TaskManager& manager, const std::string& id) {
-  for (int i = 0; i < 3000; ++i) {
-    std::optional<TaskInfo> info = manager.Get(id);
-    if (!info) return {};
-    if (IsFinal(info->status)) return *info;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  ADD_FAILURE() << "task " << id << " did not finish";
-  return {};
-}
+using testing::WaitFinal;
 
 TEST(TaskManagerRedisTest, SecondNodeServesTheFirstNodesParseByteIdentical) {
   RedisServer server;

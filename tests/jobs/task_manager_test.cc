@@ -20,6 +20,7 @@
 #include "image/image.h"
 #include "image/resize.h"
 #include "pipeline/block_requests.h"
+#include "wait_task.h"
 
 namespace mineru::jobs {
 namespace {
@@ -41,17 +42,7 @@ TaskManagerOptions Options(const std::string& dir) {
   return o;
 }
 
-// Polls until the task reaches a final state (or 30 s pass: the test then fails).
-TaskInfo WaitFinal(TaskManager& manager, const std::string& id) {
-  for (int i = 0; i < 3000; ++i) {
-    std::optional<TaskInfo> info = manager.Get(id);
-    if (!info) return {};
-    if (IsFinal(info->status)) return *info;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  ADD_FAILURE() << "task " << id << " did not finish";
-  return {};
-}
+using testing::WaitFinal;
 
 template <class Pred>
 bool Eventually(Pred pred) {
