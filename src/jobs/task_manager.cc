@@ -115,12 +115,13 @@ struct Task {
 class TaskManager::Impl {
  public:
   Impl(pipeline::Generator& generator, TaskManagerOptions options,
-       std::unique_ptr<RedisCache> redis)
+       std::unique_ptr<RedisCache> redis, std::unique_ptr<RedisClient> block_redis)
       : generator_(generator),
         options_(std::move(options)),
         cache_(options_.cache_bytes, std::move(redis),
                {options_.on_cache_lookup, options_.on_cache_error}),
-        block_cache_(options_.block_cache_bytes, options_.model_fingerprint) {}
+        block_cache_(options_.block_cache_bytes, options_.model_fingerprint, std::move(block_redis),
+                     options_.cache_ttl) {}
 
   ~Impl() {
     {
@@ -559,7 +560,7 @@ class TaskManager::Impl {
     options.start_page = task.info.options.start_page;
     options.end_page = task.info.options.end_page;
     options.cancel = task.cancel;
-    if (options_.block_cache_bytes > 0) options.extract.cache = &block_cache_;
+    if (block_cache_.enabled()) options.extract.cache = &block_cache_;
     TaskProgress base;
     {
       std::lock_guard lock(mutex_);
@@ -693,14 +694,17 @@ Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& ge
     }
   }
   std::unique_ptr<RedisCache> redis;
+  std::unique_ptr<RedisClient> block_redis;  // its own connection: blocks are many and small
   if (!options.cache_url.empty()) {
     MINERU_ASSIGN_OR_RETURN(RedisOptions server, ParseRedisUrl(options.cache_url));
+    block_redis = std::make_unique<RedisClient>(server);
     MINERU_ASSIGN_OR_RETURN(redis,
                             RedisCache::Create({.redis = std::move(server),
                                                 .ttl = options.cache_ttl,
                                                 .max_value_bytes = options.cache_max_value_bytes}));
   }
-  auto impl = std::make_unique<Impl>(generator, std::move(options), std::move(redis));
+  auto impl = std::make_unique<Impl>(generator, std::move(options), std::move(redis),
+                                     std::move(block_redis));
   impl->Start();
   return std::unique_ptr<TaskManager>(new TaskManager(std::move(impl)));
 }

@@ -234,6 +234,40 @@ TaskManagerOptions NodeOptions(const std::string& dir, const std::string& url) {
 
 using testing::WaitFinal;
 
+TEST(TaskManagerRedisTest, SecondNodeTakesSinglePageAnswersFromRedis) {
+  RedisServer server;
+  ASSERT_TRUE(server.Start());
+  const std::string dir = TestDir();
+  const std::string png = PlainPng(400, 300, 250);
+  ScriptedGenerator generator1(SimplePageAnswer);
+  auto node1 = TaskManager::Create(generator1, NodeOptions(dir + "/node1", server.Url()));
+  ASSERT_TRUE(node1);
+  auto first = (*node1)->Submit({{"a.png", png}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_EQ(WaitFinal(**node1, first->id).status, TaskStatus::kCompleted);
+
+  // Other options (an explicit last page) make another document key: the document tier misses,
+  // but the page's layout and blocks are the same requests, answered from Redis.
+  ScriptedGenerator generator2(SimplePageAnswer);
+  TaskManagerOptions options2 = NodeOptions(dir + "/node2", server.Url());
+  options2.block_cache_bytes = kDefaultBlockCacheBytes;
+  auto node2 = TaskManager::Create(generator2, options2);
+  ASSERT_TRUE(node2);
+  ParseOptions last_page;
+  last_page.end_page = 0;
+  auto second = (*node2)->Submit({{"b.png", png}}, last_page);
+  ASSERT_TRUE(second);
+  const TaskInfo done = WaitFinal(**node2, second->id);
+  ASSERT_EQ(done.status, TaskStatus::kCompleted) << done.error.value_or("");
+  EXPECT_EQ(done.cache_hits, 0);
+  EXPECT_TRUE(generator2.calls().empty());  // every answer came from the block tier in Redis
+  auto a = (*node1)->Outputs(first->id);
+  auto b = (*node2)->Outputs(second->id);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ((*a)[0].markdown, (*b)[0].markdown);
+  EXPECT_EQ((*a)[0].middle_json, (*b)[0].middle_json);
+}
+
 TEST(TaskManagerRedisTest, SecondNodeServesTheFirstNodesParseByteIdentical) {
   RedisServer server;
   ASSERT_TRUE(server.Start());
