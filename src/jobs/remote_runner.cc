@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <mutex>
-#include <random>
 #include <span>
 #include <thread>
 
@@ -24,16 +23,6 @@ namespace {
 // default message size limit is 128 MiB.
 constexpr uint64_t kMaxRemoteDocumentBytes = 64ull << 20;
 
-std::string NewCeleryId() {
-  static std::mutex mutex;
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::lock_guard lock(mutex);
-  const uint64_t hi = (rng() & ~0xF000ull) | 0x4000ull;
-  const uint64_t lo = (rng() & ~(3ull << 62)) | (2ull << 62);
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
-                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
-}
-
 }  // namespace
 
 Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path,
@@ -49,7 +38,7 @@ Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path
               {"return_outputs", true}};
   if (options.start_page) kwargs["start_page_id"] = *options.start_page;
   if (options.end_page) kwargs["end_page_id"] = *options.end_page;
-  const std::string id = NewCeleryId();
+  const std::string id = NewUuid4();  // Celery task ids are UUIDs too
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   const CeleryEnvelope envelope = EncodeCeleryMessage(
       options_.task_name, id, Json::array({image::Base64Encode(std::span(data, bytes.size()))}),

@@ -3,7 +3,25 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
+#include <random>
+
 namespace mineru::jobs {
+
+std::string NewUuid4() {
+  static std::mutex mutex;
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t hi, lo;
+  {
+    std::lock_guard lock(mutex);
+    hi = rng();
+    lo = rng();
+  }
+  hi = (hi & ~0xF000ull) | 0x4000ull;        // version 4
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);  // RFC 4122 variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
+                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
+}
 
 std::string_view TaskStatusName(TaskStatus status) {
   switch (status) {

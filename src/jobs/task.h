@@ -14,6 +14,10 @@ namespace mineru::jobs {
 
 enum class TaskStatus { kPending, kProcessing, kCompleted, kFailed, kCancelled };
 
+// A random UUID, version 4 (RFC 4122), lower-case hex: MinerU's and Celery's task ids.
+// Thread-safe.
+std::string NewUuid4();
+
 // "pending", "processing", "completed", "failed", "cancelled" (MinerU's names).
 std::string_view TaskStatusName(TaskStatus status);
 inline bool IsFinal(TaskStatus s) {

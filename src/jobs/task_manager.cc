@@ -34,22 +34,6 @@ constexpr size_t kNearDuplicateCandidates = 1024;
 // How often the janitor looks for expired tasks and tasks past their deadline.
 constexpr std::chrono::milliseconds kJanitorInterval{500};
 
-// A random UUID (version 4), as MinerU's task ids.
-std::string NewTaskId() {
-  static std::mutex mutex;
-  static std::mt19937_64 rng{std::random_device{}()};
-  uint64_t hi, lo;
-  {
-    std::lock_guard lock(mutex);
-    hi = rng();
-    lo = rng();
-  }
-  hi = (hi & ~0xF000ull) | 0x4000ull;        // version 4
-  lo = (lo & ~(3ull << 62)) | (2ull << 62);  // RFC 4122 variant
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF,
-                     hi & 0xFFFF, lo >> 48, lo & 0xFFFFFFFFFFFFull);
-}
-
 bool LooksLikeTaskId(std::string_view name) {
   if (name.size() != 36) return false;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -165,7 +149,7 @@ class TaskManager::Impl {
     }
 
     auto task = std::make_shared<Task>();
-    task->info.id = NewTaskId();
+    task->info.id = NewUuid4();
     task->info.options = options;
     task->info.annotation = std::move(annotation);
     task->info.created_at = WallClock::now();
