@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -53,6 +54,19 @@ struct ServeArgs {
 };
 
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
+  // Flag combinations and URLs first: a mistake there must not wait for the model to load.
+  std::optional<jobs::AmqpOptions> amqp_options;
+  if (!args.queue_url.empty()) {
+    if (args.task_flags.cache_url.empty()) {
+      std::fprintf(stderr,
+                   "mineru-cpp: error: --queue needs --cache redis://... (where the "
+                   "workers store results)\n");
+      return kExitUsage;
+    }
+    auto parsed = jobs::ParseAmqpUrl(args.queue_url);
+    if (!parsed) return ReportError(parsed.error());
+    amqp_options = *parsed;
+  }
   auto signals = TerminationSignals::Block();
   if (!signals) return ReportError(signals.error());
 
@@ -81,14 +95,6 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   std::unique_ptr<jobs::RedisClient> results;
   std::unique_ptr<jobs::RemoteRunner> runner;
   if (!args.queue_url.empty()) {
-    if (args.task_flags.cache_url.empty()) {
-      std::fprintf(stderr,
-                   "mineru-cpp: error: --queue needs --cache redis://... (where the "
-                   "workers store results)\n");
-      return kExitUsage;
-    }
-    auto amqp_options = jobs::ParseAmqpUrl(args.queue_url);
-    if (!amqp_options) return ReportError(amqp_options.error());
     auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
     if (!redis_options) return ReportError(redis_options.error());
     amqp = std::make_unique<jobs::AmqpConnection>();

@@ -148,3 +148,32 @@ TEST(ServeCliTest, BadFlagsAndModelsAreRefused) {
 
 }  // namespace
 }  // namespace mineru::apps
+
+namespace mineru::apps {
+namespace {
+
+TEST(WorkerCliArgsTest, BadUrlsAndMissingBackendAreRefusedBeforeAnyWork) {
+  const std::string model = testing::TestDir() + "/no-such-model";
+  EXPECT_TRUE(testing::UsageError(RunCli({"worker", "--model", model})));  // --queue required
+  // No result backend: a usage error naming --cache.
+  const CliResult no_cache = RunCli({"worker", "--model", model, "--queue", "amqp://h/"});
+  EXPECT_TRUE(testing::ExitedWith(no_cache, 2)) << Describe(no_cache);
+  EXPECT_NE(no_cache.err.find("--cache"), std::string::npos) << Describe(no_cache);
+  const CliResult bad_queue =
+      RunCli({"worker", "--model", model, "--queue", "http://h/", "--cache", "redis://h"});
+  EXPECT_TRUE(testing::FailedWith(bad_queue, {"amqp"})) << Describe(bad_queue);
+  const CliResult bad_cache =
+      RunCli({"worker", "--model", model, "--queue", "amqp://h/", "--cache", "memcached://h"});
+  EXPECT_TRUE(testing::ExitedWith(bad_cache, 2)) << Describe(bad_cache);  // checked as a flag
+  EXPECT_NE(bad_cache.err.find("is not a Redis URL"), std::string::npos) << Describe(bad_cache);
+  // serve --queue needs the result backend too.
+  const CliResult serve_no_cache = RunCli({"serve", "--model", model, "--queue", "amqp://h/"});
+  EXPECT_TRUE(testing::ExitedWith(serve_no_cache, 2)) << Describe(serve_no_cache);
+  EXPECT_NE(serve_no_cache.err.find("--queue needs --cache"), std::string::npos);
+  const CliResult serve_bad_queue =
+      RunCli({"serve", "--model", model, "--queue", "http://h/", "--cache", "redis://h"});
+  EXPECT_TRUE(testing::FailedWith(serve_bad_queue, {"amqp"})) << Describe(serve_bad_queue);
+}
+
+}  // namespace
+}  // namespace mineru::apps
