@@ -84,6 +84,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   pipeline::EngineGenerator generator(**engine);
   task_options.work_dir = work_dir->path();
   args.task_flags.Apply(task_options);
+  // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
+  task_options.share_tasks = !task_options.cache_url.empty();
   // Outputs depend on the weights and on the token cap, never on batching (the engine is batch
   // invariant), so these two name the model in cache keys.
   task_options.model_fingerprint =

@@ -74,7 +74,8 @@ struct TaskFlags {
         ->capture_default_str();
     cmd.add_option("--cache", cache_url,
                    "Shared cache of parsed documents in Redis, behind the in-process one: "
-                   "redis://[[user]:password@]host[:port][/db] (unreachable: served without it)")
+                   "redis://[[user]:password@]host[:port][/db] (unreachable: served without it); "
+                   "serve also shares its tasks there, so every node answers every task")
         ->check([](const std::string& url) {
           auto parsed = jobs::ParseRedisUrl(url);
           return parsed ? std::string() : parsed.error().message;

@@ -48,11 +48,6 @@ class Reader {
   std::string_view rest_;
 };
 
-bool IsPlainFileName(std::string_view name) {
-  return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
-}
-
 }  // namespace
 
 std::string SerializeDocumentOutputs(const DocumentOutputs& o) {

@@ -10,6 +10,11 @@
 namespace mineru::jobs {
 namespace fs = std::filesystem;
 
+bool IsPlainFileName(std::string_view name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
 uint64_t DocumentOutputs::ByteSize() const {
   uint64_t n = name.size() + markdown.size() + middle_json.size() + model_json.size() +
                content_list.size() + report.size();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct DocumentOutputs {
   // Bytes held (what a cache entry costs).
   uint64_t ByteSize() const;
 };
+
+// A name that stays one file inside its directory: not empty, no '/', no NUL, no leading '.'
+// (so neither "." nor ".." nor a hidden file). Names from outside are checked with it before
+// they become paths.
+bool IsPlainFileName(std::string_view name);
 
 // Largest output set read back from disk: a document whose outputs are bigger is an error
 // rather than a memory spike.

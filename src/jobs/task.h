@@ -17,6 +17,9 @@ enum class TaskStatus { kPending, kProcessing, kCompleted, kFailed, kCancelled }
 // A random UUID, version 4 (RFC 4122), lower-case hex: MinerU's and Celery's task ids.
 // Thread-safe.
 std::string NewUuid4();
+// Whether `text` has NewUuid4's form (36 characters, hex digits of either case, dashes at 8, 13,
+// 18 and 23): what a task id must look like before it names a directory or a key.
+bool LooksLikeTaskId(std::string_view text);
 
 // "pending", "processing", "completed", "failed", "cancelled" (MinerU's names).
 std::string_view TaskStatusName(TaskStatus status);

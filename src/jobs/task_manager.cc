@@ -21,6 +21,7 @@
 #include "image/decode.h"
 #include "image/phash.h"
 #include "jobs/block_cache.h"
+#include "jobs/shared_tasks.h"
 
 namespace mineru::jobs {
 namespace fs = std::filesystem;
@@ -34,16 +35,6 @@ constexpr size_t kNearDuplicateCandidates = 1024;
 // How often the janitor looks for expired tasks and tasks past their deadline.
 constexpr std::chrono::milliseconds kJanitorInterval{500};
 
-bool LooksLikeTaskId(std::string_view name) {
-  if (name.size() != 36) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash != (name[i] == '-')) return false;
-    if (!dash && !std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
-  }
-  return true;
-}
-
 // PDF readers accept the header anywhere in the first 1024 bytes.
 bool IsPdfBytes(std::string_view bytes) {
   return bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos;
@@ -53,12 +44,6 @@ bool IsSupportedDocument(std::string_view bytes) {
   if (IsPdfBytes(bytes)) return true;
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   return image::SniffFormat(std::span(data, bytes.size())) != image::ImageFormat::kUnknown;
-}
-
-// A file name we can put on disk: sanitised by the caller; checked again here.
-bool IsPlainFileName(std::string_view name) {
-  return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
 }
 
 int CountPages(const std::string& middle_json) {
@@ -117,7 +102,24 @@ class TaskManager::Impl {
     janitor_wake_.notify_all();
     for (std::thread& t : workers_) t.join();
     if (janitor_.joinable()) janitor_.join();
+    // Last: the tasks' final states go out, then no hook calls into this object any more.
+    if (shared_) shared_->Stop();
   }
+
+  // Shares this manager's tasks through Redis (TaskManagerOptions::share_tasks); before Start.
+  void Share(TaskStoreOptions store) {
+    shared_ = std::make_unique<SharedTasks>(
+        std::move(store), SharedTasksHooks{
+                              .snapshot = [this](const std::string& id) { return Get(id); },
+                              .cancel = [this](const std::string& id) { Cancel(id); },
+                              .remove = [this](const std::string& id) { Delete(id); },
+                              .on_error =
+                                  [this](const Error& e) {
+                                    if (options_.on_share_error) options_.on_share_error(e);
+                                  },
+                          });
+  }
+  SharedTasks* shared() const { return shared_.get(); }
 
   void Start() {
     for (int i = 0; i < options_.concurrent_tasks; ++i) workers_.emplace_back([this] { Work(); });
@@ -180,9 +182,12 @@ class TaskManager::Impl {
     }
     task->info.progress.documents_total = static_cast<int>(files.size());
 
+    // Shared before its id is handed out: any node can answer it from then on.
+    if (shared_) shared_->PublishNow(task->info);
     std::lock_guard lock(mutex_);
     if (stopping_ || pending_.size() >= options_.max_queued_tasks) {
       fs::remove_all(task->dir, ec);
+      if (shared_) shared_->Forget(task->info.id);
       if (stopping_) return Fail(ErrorCode::kUnavailable, "the task manager is shutting down");
       return QueueFull();
     }
@@ -208,6 +213,11 @@ class TaskManager::Impl {
         dirs.emplace_back(OutputDir(*task, name), name);
       }
     }
+    return ReadOutputs(dirs);
+  }
+
+  static Result<std::vector<DocumentOutputs>> ReadOutputs(
+      const std::vector<std::pair<std::string, std::string>>& dirs) {
     std::vector<DocumentOutputs> out;
     for (const auto& [dir, name] : dirs) {
       MINERU_ASSIGN_OR_RETURN(DocumentOutputs outputs, ReadDocumentOutputs(dir, name));
@@ -261,6 +271,7 @@ class TaskManager::Impl {
     std::lock_guard lock(mutex_);
     TaskInfo last = SnapshotLocked(*task);
     tasks_.erase(id);
+    if (shared_) shared_->Forget(id);
     if (task->running) {
       task->delete_when_done = true;
     } else {
@@ -401,6 +412,7 @@ class TaskManager::Impl {
   // Delivers the task's current state to its subscribers (in version order; drops those that
   // return false and, once the state is final, all of them).
   void Notify(Task& task) {
+    if (shared_) shared_->Changed(task.info.id);
     std::lock_guard notify(task.notify_mutex);
     TaskInfo info;
     uint64_t version;
@@ -439,6 +451,9 @@ class TaskManager::Impl {
         if (stopping_) return;
         task = tasks_.at(pending_.front());
         pending_.pop_front();
+        if (shared_) {
+          for (const std::string& id : pending_) shared_->Changed(id);  // queued_ahead moved
+        }
         task->info.status = TaskStatus::kProcessing;
         task->info.started_at = WallClock::now();
         task->started = SteadyClock::now();
@@ -466,6 +481,14 @@ class TaskManager::Impl {
       std::lock_guard lock(mutex_);
       ++task.info.progress.documents_done;
       ++task.version;
+    }
+    // Other nodes that read "completed" must find the outputs: they go first.
+    if (shared_ && !error && !task.cancel->load()) {
+      std::vector<std::pair<std::string, std::string>> dirs;
+      for (const std::string& name : task.info.documents) {
+        dirs.emplace_back(OutputDir(task, name), name);
+      }
+      if (auto outputs = ReadOutputs(dirs)) shared_->PublishOutputs(task.info.id, *outputs);
     }
     std::lock_guard lock(mutex_);
     if (IsFinal(task.info.status)) return;  // cancelled meanwhile (already counted)
@@ -627,6 +650,7 @@ class TaskManager::Impl {
         if (!expired && finished_.size() <= options_.max_retained_tasks) break;
         if (it->second->running) break;  // its thread still holds the files
         RemoveFiles(*it->second);
+        if (shared_) shared_->Forget(it->first);
         tasks_.erase(it);
         finished_.pop_front();
       }
@@ -651,6 +675,7 @@ class TaskManager::Impl {
   uint64_t next_token_ = 0;
   std::vector<std::thread> workers_;
   std::thread janitor_;
+  std::unique_ptr<SharedTasks> shared_;  // null unless share_tasks
 };
 
 Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& generator,
@@ -687,8 +712,19 @@ Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& ge
                                                 .ttl = options.cache_ttl,
                                                 .max_value_bytes = options.cache_max_value_bytes}));
   }
+  std::optional<TaskStoreOptions> store;
+  if (options.share_tasks) {
+    if (options.cache_url.empty()) {
+      return Fail(ErrorCode::kInvalidArgument, "sharing tasks needs a Redis cache URL");
+    }
+    MINERU_ASSIGN_OR_RETURN(RedisOptions server, ParseRedisUrl(options.cache_url));
+    store = TaskStoreOptions{.redis = std::move(server),
+                             .ttl = std::max(options.retention, std::chrono::seconds(1)),
+                             .max_outputs_bytes = options.cache_max_value_bytes};
+  }
   auto impl = std::make_unique<Impl>(generator, std::move(options), std::move(redis),
                                      std::move(block_redis));
+  if (store) impl->Share(std::move(*store));
   impl->Start();
   return std::unique_ptr<TaskManager>(new TaskManager(std::move(impl)));
 }
@@ -700,22 +736,74 @@ Result<TaskInfo> TaskManager::Submit(std::vector<TaskInput> files, const ParseOp
                                      std::string annotation) {
   return impl_->Submit(std::move(files), options, std::move(annotation));
 }
-std::optional<TaskInfo> TaskManager::Get(const std::string& id) const { return impl_->Get(id); }
+
+// Every lookup asks this node first; a task it does not know may be another node's (when tasks
+// are shared), and only an id of the right form is worth a round trip to Redis.
+SharedTasks* TaskManager::SharedFor(const std::string& id) const {
+  SharedTasks* shared = impl_->shared();
+  return shared && LooksLikeTaskId(id) && !impl_->Get(id) ? shared : nullptr;
+}
+
+std::optional<TaskInfo> TaskManager::Get(const std::string& id) const {
+  if (auto local = impl_->Get(id)) return local;
+  SharedTasks* shared = SharedFor(id);
+  return shared ? shared->Get(id) : std::nullopt;
+}
+
 Result<std::vector<DocumentOutputs>> TaskManager::Outputs(const std::string& id) const {
+  if (SharedTasks* shared = SharedFor(id)) return shared->Outputs(id);
   return impl_->Outputs(id);
 }
+
 Result<std::string> TaskManager::InputPath(const std::string& id, size_t document) const {
+  if (SharedTasks* shared = SharedFor(id)) {
+    if (shared->Get(id)) {
+      return Fail(ErrorCode::kNotFound,
+                  "task {} was accepted by another node, which alone keeps its input files", id);
+    }
+  }
   return impl_->InputPath(id, document);
 }
-Result<std::string> TaskManager::OutputDirectory(const std::string& id, size_t document) const {
-  return impl_->OutputDirectory(id, document);
+
+Result<std::string> TaskManager::OutputImage(const std::string& id, size_t document,
+                                             const std::string& name) const {
+  if (!IsPlainFileName(name)) return Fail(ErrorCode::kNotFound, "no image '{}'", name);
+  if (SharedTasks* shared = SharedFor(id)) {
+    MINERU_ASSIGN_OR_RETURN(std::vector<DocumentOutputs> outputs, shared->Outputs(id));
+    if (document >= outputs.size()) {
+      return Fail(ErrorCode::kNotFound, "task {} has no document {}", id, document);
+    }
+    for (auto& [file, bytes] : outputs[document].images) {
+      if (file == name) return std::move(bytes);
+    }
+    return Fail(ErrorCode::kNotFound, "no image '{}'", name);
+  }
+  MINERU_ASSIGN_OR_RETURN(std::string dir, impl_->OutputDirectory(id, document));
+  auto bytes = ReadFileToString(dir + "/images/" + name, kDefaultMaxOutputBytes);
+  if (!bytes) return Fail(ErrorCode::kNotFound, "no image '{}'", name);
+  return std::move(*bytes);
 }
-std::optional<TaskInfo> TaskManager::Cancel(const std::string& id) { return impl_->Cancel(id); }
-std::optional<TaskInfo> TaskManager::Delete(const std::string& id) { return impl_->Delete(id); }
+
+std::optional<TaskInfo> TaskManager::Cancel(const std::string& id) {
+  if (SharedTasks* shared = SharedFor(id)) return shared->Request(id, TaskRequest::kCancel);
+  return impl_->Cancel(id);
+}
+
+std::optional<TaskInfo> TaskManager::Delete(const std::string& id) {
+  if (SharedTasks* shared = SharedFor(id)) return shared->Request(id, TaskRequest::kDelete);
+  return impl_->Delete(id);
+}
+
 uint64_t TaskManager::Subscribe(const std::string& id, Subscriber subscriber) {
+  if (SharedTasks* shared = SharedFor(id)) return shared->Subscribe(id, std::move(subscriber));
   return impl_->Subscribe(id, std::move(subscriber));
 }
+
 void TaskManager::Unsubscribe(const std::string& id, uint64_t token) {
+  if (token & SharedTasks::kForeignTokenBit) {
+    if (SharedTasks* shared = impl_->shared()) shared->Unsubscribe(id, token);
+    return;
+  }
   impl_->Unsubscribe(id, token);
 }
 TaskCounts TaskManager::Counts() const { return impl_->Counts(); }

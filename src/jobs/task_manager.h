@@ -2,7 +2,8 @@
 // Runs document tasks in the background: a bounded queue of pending tasks, a fixed number of
 // tasks parsed at once (their pages all share the one engine, which batches them), progress
 // that subscribers hear after every page, cancellation, per-task deadlines, the result cache,
-// and retention of finished tasks' files.
+// and retention of finished tasks' files. With share_tasks, every node on one Redis answers
+// every task (the one that accepted it runs it; jobs/shared_tasks.h).
 //
 //   auto manager = TaskManager::Create(generator, {.work_dir = "/var/lib/mineru/tasks"});
 //   Result<TaskInfo> task = (*manager)->Submit({{"paper.pdf", bytes}}, {});
@@ -13,7 +14,8 @@
 // directory is removed when the task is deleted or its retention ends.
 //
 // Thread-safe. Subscriber callbacks run on task threads (and on the threads calling Subscribe,
-// Cancel or Delete), one at a time per task and in order; they must be quick and must not call
+// Cancel or Delete, or the sharing's thread for another node's task), one at a time per task
+// and in order; they must be quick and must not call
 // back into the manager. A subscriber returns false to stop hearing (e.g. its client left).
 #pragma once
 
@@ -36,6 +38,8 @@
 #include "pipeline/generator.h"
 
 namespace mineru::jobs {
+
+class SharedTasks;
 
 struct TaskManagerOptions {
   static constexpr size_t kDefaultMaxQueuedTasks = 64;
@@ -75,6 +79,12 @@ struct TaskManagerOptions {
   // In-process cache of single answers (layouts, blocks) bound (0: off); jobs/block_cache.h.
   uint64_t block_cache_bytes = kDefaultBlockCacheBytes;
 
+  // Shares every task with the other nodes using the same Redis (cache_url; required): each
+  // task's state and, once completed, its outputs are kept there for `retention`, so any node
+  // answers any task (jobs/shared_tasks.h). Outputs larger than cache_max_value_bytes are not
+  // shared (their owner still answers them).
+  bool share_tasks = false;
+
   // Parses documents elsewhere (jobs/document_runner.h); null: the pipeline, here, on the
   // generator. Must outlive the manager.
   DocumentRunner* runner = nullptr;
@@ -86,6 +96,8 @@ struct TaskManagerOptions {
   std::function<void(std::string_view tier, bool hit)> on_cache_lookup;
   // Per failed lookup or store of a tier (Redis unreachable or refusing, a corrupt value).
   std::function<void(std::string_view tier, const Error& error)> on_cache_error;
+  // Per failed read or write of shared task state (share_tasks).
+  std::function<void(const Error& error)> on_share_error;
 };
 
 struct TaskCounts {
@@ -114,11 +126,14 @@ class TaskManager {
   // The outputs of a completed task, one per document in order. kNotFound for an unknown id,
   // kUnavailable while pending or processing, kCancelled/kInternal for cancelled/failed ones.
   Result<std::vector<DocumentOutputs>> Outputs(const std::string& id) const;
-  // Path of a task's input file `document` (index into TaskInfo::documents).
+  // Path of a task's input file `document` (index into TaskInfo::documents); kNotFound for
+  // another node's task (only its owner keeps the inputs).
   Result<std::string> InputPath(const std::string& id, size_t document) const;
-  // Directory of a completed task's outputs for `document` (<name>.md, images/, ...); errors as
-  // Outputs.
-  Result<std::string> OutputDirectory(const std::string& id, size_t document) const;
+  // The bytes of image `name` of a completed task's `document` (images/<name>); errors as
+  // Outputs, and kNotFound for an image that is not there (or a name that is not a plain file
+  // name).
+  Result<std::string> OutputImage(const std::string& id, size_t document,
+                                  const std::string& name) const;
 
   // Cancels a pending or processing task (it ends kCancelled); a finished one is unchanged.
   // Returns the task's state afterwards; nullopt for an unknown id.
@@ -142,6 +157,9 @@ class TaskManager {
 
  private:
   explicit TaskManager(std::unique_ptr<Impl> impl);
+  // The sharing, when `id` may be another node's task (shared tasks, an id of the right form
+  // that this node does not know); null otherwise.
+  SharedTasks* SharedFor(const std::string& id) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -126,10 +126,8 @@ class DocumentApi {
       return ApiError(404, fmt::format("no image '{}'", name), "not_found_error");
     }
     if (!tasks_.Get(id)) return UnknownTask(id);
-    auto dir = tasks_.OutputDirectory(id, *doc);
-    if (!dir) return ApiErrorFor(dir.error());
-    auto bytes = ReadFileToString(*dir + "/images/" + name, jobs::kDefaultMaxOutputBytes);
-    if (!bytes) return ApiError(404, fmt::format("no image '{}'", name), "not_found_error");
+    auto bytes = tasks_.OutputImage(id, *doc, name);
+    if (!bytes) return ApiErrorFor(bytes.error());
     return JpegResponse(std::move(*bytes));
   }
 

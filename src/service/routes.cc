@@ -22,6 +22,7 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
   task_options.on_cache_error = [&metrics](std::string_view tier, const Error&) {
     metrics.ObserveCacheError(tier);
   };
+  task_options.on_share_error = [&metrics](const Error&) { metrics.ObserveSharedTaskError(); };
 }
 
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,

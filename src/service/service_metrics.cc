@@ -113,7 +113,13 @@ ServiceMetrics::ServiceMetrics()
       cache_requests_(registry_.AddCounter(
           "mineru_cache_requests",
           "Cache lookups by tier and result (hit, miss; error: a failed lookup or store).",
-          {"tier", "result"})) {
+          {"tier", "result"})),
+      shared_task_errors_(registry_
+                              .AddCounter("mineru_shared_task_errors",
+                                          "Failed reads and writes of the task state that API "
+                                          "nodes share through Redis.",
+                                          {})
+                              .With({})) {
   start_time_seconds_ =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
@@ -263,6 +269,8 @@ void ServiceMetrics::ObserveCache(std::string_view tier, bool hit) {
 void ServiceMetrics::ObserveCacheError(std::string_view tier) {
   cache_requests_.With({std::string(tier), "error"}).Inc();
 }
+
+void ServiceMetrics::ObserveSharedTaskError() { shared_task_errors_.Inc(); }
 
 std::string ServiceMetrics::Render() {
   std::lock_guard lock(scrape_mu_);

@@ -92,6 +92,8 @@ class ServiceMetrics {
   void ObserveCache(std::string_view tier, bool hit);
   // A lookup or store of the tier that failed (served as a miss): result "error".
   void ObserveCacheError(std::string_view tier);
+  // A failed read or write of task state shared through Redis (jobs/shared_tasks.h).
+  void ObserveSharedTaskError();
 
   // The text exposition of every metric.
   std::string Render();
@@ -116,6 +118,7 @@ class ServiceMetrics {
   metrics::CounterFamily& tasks_finished_;
   metrics::Histogram& task_seconds_;
   metrics::CounterFamily& cache_requests_;
+  metrics::Counter& shared_task_errors_;
 
   // Scrape state: Render holds scrape_mu_ while the registry's callbacks read these.
   std::mutex scrape_mu_;

@@ -2,7 +2,9 @@
 // `mineru-cpp serve` end to end on a tiny random checkpoint with the Qwen2 tokenizer: every
 // surface answers through the one binary (probes, web UI, our document API, MinerU's health,
 // metrics), a repeated document is a cache hit that bench-http's parse mode measures, SIGTERM
-// exits 0 and removes the default work directory, and bad flags or models are refused.
+// exits 0 and removes the default work directory, and bad flags or models are refused. With a
+// real redis-server: two nodes answer each other's tasks, and a stopped Redis costs only the
+// cache.
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "../support/http_client.h"
+#include "../support/redis_server.h"
 #include "base/json.h"
 #include "cli_test_util.h"
 #include "serve_process.h"
@@ -122,6 +125,129 @@ TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
 
   EXPECT_EQ(server.Stop(), 0) << server.log();
   EXPECT_NE(server.log().find("received SIGTERM"), std::string::npos) << server.log();
+}
+
+// Polls GET /v1/tasks/{id} on `port` until the task is final (or 120 s pass); the last object.
+Json WaitFinal(int port, const std::string& id) {
+  Json task;
+  for (int i = 0; i < 6000; ++i) {
+    task = JsonOf(Exchange(port, "GET", "/v1/tasks/" + id));
+    if (task.value("status", "") != "pending" && task.value("status", "") != "processing") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return task;
+}
+
+TEST(ServeCliTest, TwoNodesOnOneRedisAnswerEachOthersTasks) {
+  testing_support::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  ServeProcess a({"--model", model, "--work-dir", scratch + "/a", "--max-tokens", "8", "--cache",
+                  redis.Url()});
+  ServeProcess b({"--model", model, "--work-dir", scratch + "/b", "--max-tokens", "8", "--cache",
+                  redis.Url()});
+  ASSERT_FALSE(a.url().empty()) << a.log();
+  ASSERT_FALSE(b.url().empty()) << b.log();
+
+  auto submitted = Exchange(a.port(), "POST", "/v1/document/parse?filename=shapes.pdf",
+                            testing::ReadFile(kShapesPdf), "application/pdf");
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  const std::string id = JsonOf(submitted)["task_id"];
+  // Node b knows the task from the moment a answered, and follows it to the end.
+  auto first_look = Exchange(b.port(), "GET", "/v1/tasks/" + id);
+  ASSERT_TRUE(first_look);
+  EXPECT_EQ(first_look->status, 200) << first_look->body;
+  const Json done = WaitFinal(b.port(), id);
+  ASSERT_EQ(done["status"], "completed") << done.dump();
+  EXPECT_EQ(done["progress"]["pages_done"], 3);
+
+  // The same result from either node, and the ZIP, MinerU's task API and the event stream
+  // from the node that did not parse it.
+  auto from_a = Exchange(a.port(), "GET", "/v1/tasks/" + id + "/result");
+  auto from_b = Exchange(b.port(), "GET", "/v1/tasks/" + id + "/result");
+  ASSERT_TRUE(from_a && from_b);
+  EXPECT_EQ(from_b->status, 200) << from_b->body;
+  EXPECT_EQ(from_b->body, from_a->body);
+  auto zip = Exchange(b.port(), "GET", "/v1/tasks/" + id + "/zip");
+  ASSERT_TRUE(zip);
+  EXPECT_EQ(zip->status, 200);
+  EXPECT_EQ(zip->body.substr(0, 2), "PK");
+  auto mineru_task = Exchange(b.port(), "GET", "/tasks/" + id);
+  ASSERT_TRUE(mineru_task);
+  EXPECT_EQ(mineru_task->status, 200) << mineru_task->body;
+  EXPECT_EQ(JsonOf(mineru_task)["task_id"], id);
+  auto mineru_result = Exchange(b.port(), "GET", "/tasks/" + id + "/result");
+  ASSERT_TRUE(mineru_result);
+  EXPECT_EQ(mineru_result->status, 200) << mineru_result->body;
+  auto events = Exchange(b.port(), "GET", "/v1/tasks/" + id + "/events");
+  ASSERT_TRUE(events);
+  EXPECT_NE(events->body.find("event: done"), std::string::npos) << events->body;
+  // Page previews render from the input, which only the accepting node keeps.
+  auto preview = Exchange(b.port(), "GET", "/v1/tasks/" + id + "/pages/0/0");
+  ASSERT_TRUE(preview);
+  EXPECT_EQ(preview->status, 404);
+  EXPECT_NE(preview->body.find("another node"), std::string::npos) << preview->body;
+
+  // Deleted through b: gone from a too.
+  auto deleted = Exchange(b.port(), "DELETE", "/v1/tasks/" + id);
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200) << deleted->body;
+  int status = 200;
+  for (int i = 0; i < 200 && status != 404; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto polled = Exchange(a.port(), "GET", "/v1/tasks/" + id);
+    ASSERT_TRUE(polled);
+    status = polled->status;
+  }
+  EXPECT_EQ(status, 404);
+  auto unknown = Exchange(b.port(), "GET", "/v1/tasks/" + id);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(a.Stop(), 0) << a.log();
+  EXPECT_EQ(b.Stop(), 0) << b.log();
+}
+
+TEST(ServeCliTest, RedisStoppedCostsOnlyTheCache) {
+  testing_support::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  ServeProcess server({"--model", model, "--work-dir", scratch + "/work", "--max-tokens", "8",
+                       "--cache", redis.Url()});
+  ASSERT_FALSE(server.url().empty()) << server.log();
+  const int port = server.port();
+  redis.Stop();
+
+  // MinerU's synchronous parse and our task API both still answer.
+  std::string content_type;
+  const std::string form = testing_support::MultipartBody(
+      {{"files", testing::ReadFile(kShapesPdf), "shapes.pdf", "application/pdf"}}, &content_type);
+  auto parsed = Exchange(port, "POST", "/file_parse", form, content_type);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->status, 200) << parsed->body;
+  auto submitted = Exchange(port, "POST", "/v1/document/parse?filename=shapes.pdf",
+                            testing::ReadFile(kShapesPdf), "application/pdf");
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  EXPECT_EQ(WaitFinal(port, JsonOf(submitted)["task_id"])["status"], "completed");
+  auto unknown = Exchange(port, "GET", "/v1/tasks/00000000-0000-4000-8000-000000000000");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  auto ready = Exchange(port, "GET", "/health/ready");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  // The failed lookups are counted (the repeat was still a hit: the in-process cache).
+  auto metrics = Exchange(port, "GET", "/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_GT(Sample(metrics->body, "mineru_cache_requests_total", "result=\"error\""), 0.0)
+      << metrics->body;
+  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "tier=\"memory\",result=\"hit\""),
+            1.0)
+      << metrics->body;
+  EXPECT_GT(Sample(metrics->body, "mineru_shared_task_errors_total", ""), 0.0);
+  EXPECT_EQ(server.Stop(), 0) << server.log();
 }
 
 TEST(ServeCliTest, DefaultWorkDirectoryIsRemovedAtExit) {
