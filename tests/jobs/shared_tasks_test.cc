@@ -344,6 +344,10 @@ TEST(SharedTasksTest, CancelAndDeleteFromAnotherNodeReachTheOwner) {
   auto first = node1->Submit({{"a.png", png}}, {});
   ASSERT_TRUE(first);
   ASSERT_TRUE(WaitStatus(*node2, first->id, TaskStatus::kProcessing));
+  for (int i = 0; i < 1000 && generator1.submitted() == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));  // the page reached node 1's engine
+  }
+  ASSERT_GE(generator1.submitted(), 1);
   Heard heard;
   const uint64_t token = node2->Subscribe(first->id, heard.Fn());
   EXPECT_NE(token & SharedTasks::kForeignTokenBit, 0u);
