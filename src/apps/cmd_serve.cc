@@ -86,12 +86,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   args.task_flags.Apply(task_options);
   // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
   task_options.share_tasks = !task_options.cache_url.empty();
-  // Outputs depend on the weights and on the token cap, never on batching (the engine is batch
-  // invariant), so these two name the model in cache keys.
   task_options.model_fingerprint =
-      (*engine)->model().fingerprint() +
-      (args.task_flags.max_tokens ? ";max_tokens=" + std::to_string(*args.task_flags.max_tokens)
-                                  : std::string());
+      args.task_flags.ModelFingerprint((*engine)->model().fingerprint());
   // With --queue, documents go to workers through RabbitMQ and come back through Redis.
   std::unique_ptr<jobs::AmqpConnection> amqp;
   std::unique_ptr<jobs::RedisClient> results;
@@ -100,9 +96,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
     auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
     if (!redis_options) return ReportError(redis_options.error());
     amqp = std::make_unique<jobs::AmqpConnection>();
-    if (Status started =
-            amqp->Start(*amqp_options, jobs::CeleryWorkerTopology(jobs::CeleryWorkerOptions{}));
-        !started) {
+    if (Status started = amqp->Start(*amqp_options, jobs::RemoteRunnerTopology()); !started) {
       return ReportError(started.error());
     }
     results = std::make_unique<jobs::RedisClient>(*redis_options);

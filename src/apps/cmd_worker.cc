@@ -67,7 +67,8 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   worker_options.result_ttl = std::chrono::seconds(args.result_ttl_s);
   task_options.max_queued_tasks =
       std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
-  task_options.model_fingerprint = (*engine)->model().fingerprint();
+  task_options.model_fingerprint =
+      args.task_flags.ModelFingerprint((*engine)->model().fingerprint());
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-worker");
   if (!work_dir) return ReportError(work_dir.error());
   task_options.work_dir = work_dir->path();
@@ -82,9 +83,9 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   }
   auto worker = jobs::CeleryWorker::Start(**tasks, amqp, results, worker_options);
   if (!worker) return ReportError(worker.error());
-  std::fprintf(stderr, "worker ready: task '%s' from queue '%s', %d slot(s)\n",
-               worker_options.task_name.c_str(), worker_options.queue.c_str(),
-               worker_options.slots);
+  std::fprintf(stderr, "worker ready: task '%s' from queue '%s', %d slot(s), node %s\n",
+               worker_options.task_name.c_str(), worker_options.queue.c_str(), worker_options.slots,
+               worker_options.hostname.c_str());
 
   std::fprintf(stderr, "received %s: stopping (running jobs go back to the queue)\n",
                signals->Wait());
@@ -92,11 +93,12 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   amqp.Close();
   const jobs::CeleryWorkerStats s = (*worker)->Stats();
   std::fprintf(stderr,
-               "stopped: %lld received, %lld succeeded, %lld failed, %lld revoked, %lld "
-               "duplicates, %lld dead-lettered\n",
+               "stopped: %lld received, %lld succeeded, %lld failed, %lld revoked (%lld "
+               "terminated), %lld duplicates, %lld dead-lettered\n",
                static_cast<long long>(s.received), static_cast<long long>(s.succeeded),
                static_cast<long long>(s.failed), static_cast<long long>(s.revoked),
-               static_cast<long long>(s.duplicates), static_cast<long long>(s.dead_lettered));
+               static_cast<long long>(s.terminated), static_cast<long long>(s.duplicates),
+               static_cast<long long>(s.dead_lettered));
   worker->reset();
   tasks->reset();
   return 0;
@@ -117,6 +119,10 @@ void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
       ->capture_default_str();
   cmd->add_option("--celery-queue", args->worker.queue,
                   "Celery queue (also its exchange and routing key)")
+      ->capture_default_str();
+  cmd->add_option("-n,--hostname", args->worker.hostname,
+                  "Node name for Celery remote control (revoke destinations, the pidbox queue); "
+                  "unique per worker")
       ->capture_default_str();
   cmd->add_option("--dead-letter-queue", args->worker.dead_letter_queue,
                   "Queue that keeps poison messages with their reason")

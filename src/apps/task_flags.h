@@ -123,6 +123,13 @@ struct TaskFlags {
     o.document.pages_in_flight = pages_in_flight;
     o.document.extract.max_new_tokens = max_tokens;
   }
+
+  // What names the model in cache keys: outputs depend on the weights (`weights`, the model's
+  // fingerprint) and on the token cap, never on batching (the engine is batch invariant).
+  // serve and worker must agree, since they share the caches.
+  std::string ModelFingerprint(const std::string& weights) const {
+    return max_tokens ? weights + ";max_tokens=" + std::to_string(*max_tokens) : weights;
+  }
 };
 
 }  // namespace mineru::apps

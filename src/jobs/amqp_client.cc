@@ -403,7 +403,7 @@ Status AmqpConnection::Impl::Declare() {
   for (const ExchangeSpec& exchange : topology_.exchanges) {
     if (exchange.name.empty()) continue;  // the default exchange always exists
     amqp_exchange_declare(conn_, kPublishChannel, Borrow(exchange.name), Borrow(exchange.type),
-                          /*passive=*/0, exchange.durable ? 1 : 0, /*auto_delete=*/0,
+                          /*passive=*/0, exchange.durable ? 1 : 0, exchange.auto_delete ? 1 : 0,
                           /*internal=*/0, amqp_empty_table);
     MINERU_RETURN_IF_ERROR(
         CheckReply(amqp_get_rpc_reply(conn_), "exchange.declare " + exchange.name));
@@ -421,7 +421,7 @@ Status AmqpConnection::Impl::Declare() {
     amqp_wire::Pool pool;
     MINERU_ASSIGN_OR_RETURN(amqp_table_t table, amqp_wire::EncodeTable(arguments, pool));
     amqp_queue_declare(conn_, kPublishChannel, Borrow(queue.name), /*passive=*/0,
-                       queue.durable ? 1 : 0, /*exclusive=*/0, /*auto_delete=*/0, table);
+                       queue.durable ? 1 : 0, /*exclusive=*/0, queue.auto_delete ? 1 : 0, table);
     MINERU_RETURN_IF_ERROR(CheckReply(amqp_get_rpc_reply(conn_), "queue.declare " + queue.name));
   }
   for (const BindingSpec& binding : topology_.bindings) {

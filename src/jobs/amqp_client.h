@@ -164,6 +164,8 @@ struct ExchangeSpec {
   std::string name;
   std::string type = "direct";
   bool durable = true;
+  // Deleted by the broker once its last queue is unbound. Must match every other declarer's.
+  bool auto_delete = false;
 };
 
 struct QueueSpec {
@@ -175,6 +177,9 @@ struct QueueSpec {
   // Further x-arguments. RabbitMQ refuses a redeclare whose arguments differ from the queue's,
   // so they must match what every other client (e.g. a Celery app) declares.
   AmqpTable arguments;
+  // Deleted by the broker when its last consumer goes (e.g. Celery's per-worker pidbox queue).
+  // RabbitMQ refuses a redeclare with another value, like the arguments.
+  bool auto_delete = false;
 };
 
 struct BindingSpec {

@@ -388,11 +388,11 @@ Json CeleryRevokedResult(std::string_view reason) {
   return CeleryExceptionResult("TaskRevokedError", reason, "celery.exceptions");
 }
 
-bool IsFinalSuccess(std::string_view existing_json) {
+std::string StoredCeleryStatus(std::string_view existing_json) {
   auto parsed = ParseJson(existing_json, "stored celery meta");
-  if (!parsed || !parsed->is_object()) return false;
+  if (!parsed || !parsed->is_object()) return "";
   auto it = parsed->find("status");
-  return it != parsed->end() && it->is_string() && it->get<std::string>() == "SUCCESS";
+  return it != parsed->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace mineru::jobs

@@ -129,8 +129,14 @@ Json CeleryExceptionResult(std::string_view exc_type, std::string_view message,
 // TaskRevokedError from celery.exceptions, status REVOKED, traceback null.
 Json CeleryRevokedResult(std::string_view reason = "expired");
 
+// The "status" of a stored meta ("SUCCESS", "REVOKED", "PROGRESS", ...); empty for text that is
+// not a meta.
+std::string StoredCeleryStatus(std::string_view existing_json);
+
 // True when an existing stored meta is SUCCESS; Celery never overwrites it (duplicate execution
 // after redelivery must not clobber a good result). Unparseable text is not a success.
-bool IsFinalSuccess(std::string_view existing_json);
+inline bool IsFinalSuccess(std::string_view existing_json) {
+  return StoredCeleryStatus(existing_json) == "SUCCESS";
+}
 
 }  // namespace mineru::jobs

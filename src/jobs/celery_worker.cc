@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "image/data_url.h"
@@ -23,8 +25,12 @@ namespace {
 constexpr int kStoreAttempts = 8;
 constexpr std::chrono::milliseconds kStoreBackoff{200};
 constexpr std::chrono::milliseconds kMaxStoreBackoff{5000};
-// How often a job waiting for its task looks at Stop.
+// How often a job waiting for its task looks at its progress (Stop and revokes wake it at once).
 constexpr std::chrono::milliseconds kStopPoll{100};
+// Unacked pidbox messages at once: each is handled on the I/O thread in microseconds.
+constexpr uint16_t kControlPrefetch = 16;
+// Undecodable control messages written to stderr; later ones are only counted.
+constexpr int64_t kLoggedControlErrors = 10;
 
 // The task id of a message that may not decode: the `id` header, else the correlation id.
 std::string IdOf(const Message& m) {
@@ -68,9 +74,10 @@ Result<ParseOptions> OptionsFrom(const Json& kwargs) {
 
 }  // namespace
 
-Topology CeleryWorkerTopology(const CeleryWorkerOptions& options) {
+Topology CeleryTaskTopology(const CeleryWorkerOptions& options) {
   Topology t;
   t.exchanges.push_back({options.queue, "direct", true});
+  t.exchanges.push_back(CeleryControlExchangeSpec());
   t.queues.push_back({options.queue, true, std::nullopt, std::nullopt, std::nullopt, {}});
   t.queues.push_back(
       {options.dead_letter_queue, true, std::nullopt, std::nullopt, std::nullopt, {}});
@@ -78,15 +85,30 @@ Topology CeleryWorkerTopology(const CeleryWorkerOptions& options) {
   return t;
 }
 
+Topology CeleryWorkerTopology(const CeleryWorkerOptions& options) {
+  Topology t = CeleryTaskTopology(options);
+  t.queues.push_back(CeleryPidboxQueueSpec(options.hostname));
+  t.bindings.push_back(CeleryPidboxBinding(options.hostname));
+  return t;
+}
+
 class CeleryWorker::Impl {
  public:
   Impl(TaskManager& tasks, AmqpConnection& amqp, RedisClient& results,
        const CeleryWorkerOptions& options)
-      : tasks_(tasks), amqp_(amqp), results_(results), options_(options) {}
+      : tasks_(tasks),
+        amqp_(amqp),
+        results_(results),
+        options_(options),
+        revoked_(options.max_revoked_ids, options.revoke_expiry) {}
 
   ~Impl() { Stop(); }
 
   Status Start() {
+    // The mailbox first, so that a revoke sent just before a task's delivery is known when it
+    // arrives.
+    MINERU_RETURN_IF_ERROR(amqp_.Consume(CeleryPidboxQueueName(options_.hostname), kControlPrefetch,
+                                         [this](Delivery d) { OnControl(std::move(d)); }));
     for (int i = 0; i < options_.slots; ++i) threads_.emplace_back([this] { Work(); });
     return amqp_.Consume(options_.queue, static_cast<uint16_t>(options_.slots), [this](Delivery d) {
       std::lock_guard lock(mutex_);
@@ -120,6 +142,43 @@ class CeleryWorker::Impl {
   bool stopping() const {
     std::lock_guard lock(mutex_);
     return stopping_;
+  }
+
+  // A pidbox message, on the AMQP I/O thread: only bookkeeping under the lock, no I/O. kombu
+  // consumes the mailbox without acks; we ack everything at once (a command that does not
+  // decode never will).
+  void OnControl(Delivery d) {
+    auto command = DecodeCeleryControl(d.message);
+    if (!command) {
+      int64_t rejected;
+      {
+        std::lock_guard lock(mutex_);
+        rejected = ++stats_.control_rejected;
+      }
+      // Logged a few times only: the broker's input must not flood the log.
+      if (rejected <= kLoggedControlErrors) {
+        std::fprintf(stderr, "worker: ignored a control message: %s\n",
+                     command.error().message.c_str());
+      }
+    } else if (command->revoke && AddressedTo(*command, options_.hostname)) {
+      const auto now = CeleryRevokedIds::Clock::now();
+      {
+        std::lock_guard lock(mutex_);
+        for (const std::string& id : command->revoke->task_ids) {
+          revoked_.Add(id, now);
+          if (auto it = running_.find(id); it != running_.end() && command->revoke->terminate) {
+            it->second.terminate = true;
+          }
+        }
+      }
+      changed_.notify_all();  // wakes the jobs waiting on their parse
+    }
+    amqp_.Ack(d.tag);
+  }
+
+  bool Revoked(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return revoked_.Contains(id, CeleryRevokedIds::Clock::now());
   }
 
   void Work() {
@@ -165,7 +224,27 @@ class CeleryWorker::Impl {
       }
       return;
     }
-    const int64_t deliveries = CountDelivery(id);
+    if (Revoked(id)) {
+      // Celery's "Discarding revoked task": never parsed, REVOKED('revoked') stored.
+      if (Store(id, CeleryResultMeta("REVOKED", CeleryRevokedResult("revoked"), std::nullopt, id,
+                                     std::chrono::system_clock::now()))) {
+        Count(&CeleryWorkerStats::revoked);
+        amqp_.Ack(d.tag);
+      } else {
+        amqp_.Nack(d.tag, /*requeue=*/true);
+      }
+      return;
+    }
+    std::string stored_status;
+    const int64_t deliveries = CountDelivery(id, &stored_status);
+    if (stored_status == "REVOKED") {
+      // The publisher revoked it before any worker took it (RemoteRunner stores REVOKED only
+      // while no delivery is counted, and this read follows the count), e.g. while no worker
+      // ran: never parsed.
+      Count(&CeleryWorkerStats::revoked);
+      amqp_.Ack(d.tag);
+      return;
+    }
     if (deliveries > options_.max_deliveries) {
       return Poison(d, id,
                     fmt::format("delivered {} times (the limit is {}): each attempt ended "
@@ -174,37 +253,85 @@ class CeleryWorker::Impl {
     }
     Json result;
     std::optional<std::pair<std::string, std::string>> failure;  // (exc_type, message)
-    if (!Run(*message, &result, &failure)) return;               // stopping: left unacked
+    const Outcome outcome = Run(*message, &result, &failure);
+    if (outcome == Outcome::kStopping) return;  // left unacked
     const auto now = std::chrono::system_clock::now();
-    const std::string meta =
-        failure
-            ? CeleryResultMeta("FAILURE", CeleryExceptionResult(failure->first, failure->second),
-                               failure->second, id, now)
-            : CeleryResultMeta("SUCCESS", result, std::nullopt, id, now);
+    std::string meta;
+    if (outcome != Outcome::kDone) {
+      meta = CeleryResultMeta(
+          "REVOKED",
+          CeleryRevokedResult(outcome == Outcome::kTerminated ? "terminated" : "revoked"),
+          std::nullopt, id, now);
+    } else if (failure) {
+      meta = CeleryResultMeta("FAILURE", CeleryExceptionResult(failure->first, failure->second),
+                              failure->second, id, now);
+    } else {
+      meta = CeleryResultMeta("SUCCESS", result, std::nullopt, id, now);
+    }
     if (!Store(id, meta)) {
       amqp_.Nack(d.tag, /*requeue=*/true);
       return;
     }
-    Count(failure ? &CeleryWorkerStats::failed : &CeleryWorkerStats::succeeded);
+    if (outcome == Outcome::kTerminated) Count(&CeleryWorkerStats::terminated);
+    Count(outcome != Outcome::kDone ? &CeleryWorkerStats::revoked
+          : failure                 ? &CeleryWorkerStats::failed
+                                    : &CeleryWorkerStats::succeeded);
     amqp_.Ack(d.tag);
   }
 
-  // Parses the document; false when the worker is stopping (the job was cancelled).
-  bool Run(const CeleryTaskMessage& message, Json* result,
-           std::optional<std::pair<std::string, std::string>>* failure) {
+  // kDone: *result or *failure is set. kRevoked: revoked before the parse started;
+  // kTerminated: a revoke with terminate=true cancelled it. kStopping: the worker is stopping
+  // (the parse was cancelled; the message must stay unacked).
+  enum class Outcome { kDone, kRevoked, kTerminated, kStopping };
+
+  // The running parse of a Celery task, for revokes with terminate=true.
+  struct Running {
+    int deliveries = 0;  // of this id being parsed here at once (a redelivery racing an ack)
+    bool terminate = false;
+  };
+
+  // Registers the running parse; false when its id was revoked meanwhile (between the check in
+  // Handle and now), so it must not run.
+  bool Register(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    ++running_[id].deliveries;
+    return !revoked_.Contains(id, CeleryRevokedIds::Clock::now());
+  }
+  void Unregister(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    if (auto it = running_.find(id); it != running_.end() && --it->second.deliveries <= 0) {
+      running_.erase(it);
+    }
+  }
+
+  // Parses the document.
+  Outcome Run(const CeleryTaskMessage& message, Json* result,
+              std::optional<std::pair<std::string, std::string>>* failure) {
+    // Two deliveries of one id at once share one entry: a terminate stops both.
+    if (!Register(message.id)) {
+      Unregister(message.id);
+      return Outcome::kRevoked;
+    }
+    const Outcome outcome = Parse(message, result, failure);
+    Unregister(message.id);
+    return outcome;
+  }
+
+  Outcome Parse(const CeleryTaskMessage& message, Json* result,
+                std::optional<std::pair<std::string, std::string>>* failure) {
     if (!message.args.is_array() || message.args.empty() || !message.args[0].is_string()) {
       *failure = {"ValueError", "the first argument must be the document as base64 text"};
-      return true;
+      return Outcome::kDone;
     }
     auto bytes = image::Base64Decode(message.args[0].get<std::string>());
     if (!bytes) {
       *failure = {"ValueError", "the document is not valid base64: " + bytes.error().message};
-      return true;
+      return Outcome::kDone;
     }
     auto options = OptionsFrom(message.kwargs);
     if (!options) {
       *failure = {"ValueError", options.error().message};
-      return true;
+      return Outcome::kDone;
     }
     std::string name = "document";
     if (auto it = message.kwargs.find("file_name"); it != message.kwargs.end() && it->is_string()) {
@@ -216,12 +343,13 @@ class CeleryWorker::Impl {
     if (!task) {
       *failure = {task.error().code == ErrorCode::kInvalidArgument ? "ValueError" : "RuntimeError",
                   task.error().message};
-      return true;
+      return Outcome::kDone;
     }
     // Wait for the task, watching Stop; each page done is a PROGRESS state (Celery's custom
     // state, as update_state writes it), which `serve --queue` shows as the task's progress.
     std::optional<TaskInfo> final;
     int pages_reported = 0;
+    bool terminate = false, cancelled = false;
     while (true) {
       final = tasks_.Get(task->id);
       if (!final || IsFinal(final->status)) break;
@@ -237,23 +365,40 @@ class CeleryWorker::Impl {
         results_.Pipeline({{"SETEX", key, std::to_string(options_.result_ttl.count()), meta},
                            {"PUBLISH", key, meta}});  // best effort: a hint, not a result
       }
-      if (stopping()) {
-        tasks_.Delete(task->id);
-        return false;
+      {
+        std::unique_lock lock(mutex_);
+        // Once the cancel is sent, only Stop cuts the wait short (no busy loop).
+        const auto woken = [&] {
+          return stopping_ || (!terminate && running_[message.id].terminate);
+        };
+        changed_.wait_for(lock, kStopPoll, woken);
+        if (stopping_) {
+          lock.unlock();
+          tasks_.Delete(task->id);
+          return Outcome::kStopping;
+        }
+        terminate = running_[message.id].terminate;
       }
-      std::this_thread::sleep_for(kStopPoll);
+      // The pipeline sees the cancel within its poll; the loop then reads the final state.
+      if (terminate && !cancelled) cancelled = tasks_.Cancel(task->id).has_value();
+      if (terminate && !cancelled) break;  // the task is gone: nothing left to stop
+    }
+    // A parse that completed before the revoke reached it keeps its result, as in Celery.
+    if (terminate && (!final || final->status != TaskStatus::kCompleted)) {
+      tasks_.Delete(task->id);
+      return Outcome::kTerminated;
     }
     if (!final || final->status != TaskStatus::kCompleted) {
       *failure = {"RuntimeError",
                   final && final->error ? *final->error : "the parse was cancelled"};
       tasks_.Delete(task->id);
-      return true;
+      return Outcome::kDone;
     }
     auto outputs = tasks_.Outputs(task->id);
     tasks_.Delete(task->id);
     if (!outputs || outputs->empty()) {
       *failure = {"RuntimeError", outputs ? "no outputs" : outputs.error().message};
-      return true;
+      return Outcome::kDone;
     }
     const DocumentOutputs& doc = (*outputs)[0];
     *result = Json{{"md_content", doc.markdown},
@@ -279,16 +424,22 @@ class CeleryWorker::Impl {
       (*result)["outputs"] = image::Base64Encode(
           std::span(reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size()));
     }
-    return true;
+    return Outcome::kDone;
   }
 
   // INCR of the task's delivery counter (with the result TTL); 1 when Redis cannot count.
-  int64_t CountDelivery(const std::string& id) {
-    const std::string key = "mineru:celery:deliveries:" + id;
-    auto replies = results_.Pipeline(
-        {{"INCR", key}, {"EXPIRE", key, std::to_string(options_.result_ttl.count())}});
-    if (!replies || replies->empty() || replies->front().type != RedisReply::Type::kInteger) {
+  // Counts a delivery of `id` and reads the status stored for it afterwards (into *status; empty
+  // when none), in one round trip.
+  int64_t CountDelivery(const std::string& id, std::string* status) {
+    const std::string key = CeleryDeliveriesKey(id);
+    auto replies = results_.Pipeline({{"INCR", key},
+                                      {"EXPIRE", key, std::to_string(options_.result_ttl.count())},
+                                      {"GET", CeleryMetaKey(id)}});
+    if (!replies || replies->size() != 3 || replies->front().type != RedisReply::Type::kInteger) {
       return 1;
+    }
+    if ((*replies)[2].type == RedisReply::Type::kString) {
+      *status = StoredCeleryStatus((*replies)[2].str);
     }
     return replies->front().integer;
   }
@@ -338,6 +489,8 @@ class CeleryWorker::Impl {
   std::condition_variable changed_;
   std::deque<Delivery> queue_;
   bool stopping_ = false;
+  CeleryRevokedIds revoked_;
+  std::unordered_map<std::string, Running> running_;  // by Celery task id
   CeleryWorkerStats stats_;
   std::vector<std::thread> threads_;
 };
@@ -350,6 +503,12 @@ Result<std::unique_ptr<CeleryWorker>> CeleryWorker::Start(TaskManager& tasks, Am
   }
   if (options.max_deliveries < 1) {
     return Fail(ErrorCode::kInvalidArgument, "max_deliveries must be at least 1");
+  }
+  if (options.max_revoked_ids < 1) {
+    return Fail(ErrorCode::kInvalidArgument, "max_revoked_ids must be at least 1");
+  }
+  if (options.hostname.empty() || options.hostname.size() > kMaxControlFieldBytes) {
+    return Fail(ErrorCode::kInvalidArgument, "hostname must be 1..{} bytes", kMaxControlFieldBytes);
   }
   auto impl = std::make_unique<Impl>(tasks, amqp, results, options);
   MINERU_RETURN_IF_ERROR(impl->Start());

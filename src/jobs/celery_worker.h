@@ -24,6 +24,14 @@
 //   Redis refuses the result ..................... retried with backoff; never acked before
 //                                                  the result is stored (after
 //                                                  kStoreAttempts, nack with requeue)
+//   its id was revoked (remote control) ......... REVOKED ('revoked') stored, never parsed, ack
+//   revoked with terminate=true while parsed .... the parse is cancelled (TaskManager::Cancel),
+//                                                  REVOKED ('terminated') stored, ack
+// Revokes arrive on this worker's pidbox queue (jobs/celery_control.h), as Celery's do: the
+// worker remembers up to max_revoked_ids ids for revoke_expiry (Celery's REVOKES_MAX and
+// REVOKE_EXPIRES), in memory only, so a worker started after a revoke does not know it. A revoke
+// without terminate lets a running parse finish (Celery's semantics); revokes naming other
+// workers in `destination` are ignored; no reply is sent to a client that asks for one.
 // Celery's own queue is declared as Celery declares it (durable, no arguments), so Python
 // clients and this worker can both declare it; the dead-letter queue is our own.
 #pragma once
@@ -36,6 +44,7 @@
 
 #include "base/status.h"
 #include "jobs/amqp_client.h"
+#include "jobs/celery_control.h"
 #include "jobs/redis_client.h"
 #include "jobs/task_manager.h"
 
@@ -55,21 +64,42 @@ struct CeleryWorkerOptions {
   int max_deliveries = kDefaultMaxDeliveries;
   // SETEX time of stored results and delivery counters.
   std::chrono::seconds result_ttl = kDefaultResultTtl;
+
+  static constexpr size_t kDefaultMaxRevokedIds = 50'000;             // Celery's REVOKES_MAX
+  static constexpr std::chrono::seconds kDefaultRevokeExpiry{10800};  // REVOKE_EXPIRES, 3 h
+  // The node name revokes may address (`destination`) and the pidbox queue's name
+  // ("<hostname>.celery.pidbox"). Give each worker on one machine its own.
+  std::string hostname = DefaultCeleryHostname();
+  // Revoked ids remembered (the oldest forgotten first) and for how long.
+  size_t max_revoked_ids = kDefaultMaxRevokedIds;
+  std::chrono::seconds revoke_expiry = kDefaultRevokeExpiry;
 };
 
+// What a publisher of tasks declares: Celery's direct exchange, queue and binding, all named
+// options.queue, the dead-letter queue, and the remote control exchange (celery.pidbox) revokes
+// are published to.
+Topology CeleryTaskTopology(const CeleryWorkerOptions& options);
+// The Redis key counting deliveries of Celery task `id` (across workers).
+inline std::string CeleryDeliveriesKey(const std::string& id) {
+  return "mineru:celery:deliveries:" + id;
+}
+
 // What the worker needs declared on its AMQP connection (pass to AmqpConnection::Start):
-// Celery's direct exchange, queue and binding, all named options.queue, and the dead-letter
-// queue.
+// CeleryTaskTopology plus this worker's pidbox queue (options.hostname) bound to the control
+// exchange.
 Topology CeleryWorkerTopology(const CeleryWorkerOptions& options);
 
 struct CeleryWorkerStats {
+  // revoked counts every REVOKED stored (expired, revoked, terminated); terminated the parses
+  // a revoke stopped; control_rejected the pidbox messages that did not decode.
   int64_t received = 0, succeeded = 0, failed = 0, revoked = 0, duplicates = 0, dead_lettered = 0,
-          redelivered = 0;
+          redelivered = 0, terminated = 0, control_rejected = 0;
 };
 
 class CeleryWorker {
  public:
-  // Starts consuming options.queue. `amqp` must be started with CeleryWorkerTopology(options);
+  // Starts consuming options.queue and the pidbox queue. `amqp` must be started with
+  // CeleryWorkerTopology(options);
   // `tasks`, `amqp` and `results` must outlive the worker.
   static Result<std::unique_ptr<CeleryWorker>> Start(TaskManager& tasks, AmqpConnection& amqp,
                                                      RedisClient& results,

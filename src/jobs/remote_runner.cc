@@ -11,6 +11,7 @@
 #include "base/mapped_file.h"
 #include "image/data_url.h"
 #include "jobs/celery_amqp.h"
+#include "jobs/celery_control.h"
 #include "jobs/celery_protocol.h"
 #include "jobs/document_codec.h"
 
@@ -24,6 +25,12 @@ namespace {
 constexpr uint64_t kMaxRemoteDocumentBytes = 64ull << 20;
 
 }  // namespace
+
+Topology RemoteRunnerTopology(const RemoteRunnerOptions& options) {
+  CeleryWorkerOptions worker;
+  worker.queue = options.queue;
+  return CeleryTaskTopology(worker);
+}
 
 Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path,
                                                    const std::string& output_root,
@@ -50,6 +57,27 @@ Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path
   int last_pages_done = -1;
   while (true) {
     if (options.cancel && options.cancel->load()) {
+      // Tell the workers (AsyncResult.revoke(terminate=True)); the task is cancelled here
+      // whether or not the broker took the revoke. While no worker has taken the message (no
+      // delivery counted) REVOKED is stored as well, atomically with that check, so a worker
+      // that takes it later (none was running, or it started after the broadcast) skips it; a
+      // worker that took it hears the broadcast. Best effort: Redis down leaves the broadcast.
+      const std::string meta = CeleryResultMeta("REVOKED", CeleryRevokedResult("revoked"),
+                                                std::nullopt, id, std::chrono::system_clock::now());
+      (void)results_.Command({"EVAL",
+                              "if redis.call('EXISTS', KEYS[2]) == 0 then "
+                              "return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2], 'NX') end "
+                              "return false",
+                              "2", key, CeleryDeliveriesKey(id), meta,
+                              std::to_string(options_.result_ttl.count())});
+      if (Status revoked = amqp_.Publish(kCeleryControlExchange, "",
+                                         EncodeCeleryRevoke({id}, /*terminate=*/true));
+          !revoked) {
+        return Fail(ErrorCode::kCancelled,
+                    "{}: parse cancelled (the revoke of task {} was not "
+                    "published: {})",
+                    input_path, id, revoked.error().message);
+      }
       return Fail(ErrorCode::kCancelled, "{}: parse cancelled", input_path);
     }
     auto stored = results_.Command({"GET", key});

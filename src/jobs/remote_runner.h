@@ -6,8 +6,12 @@
 // PROGRESS states after every page. `serve --queue amqp://... --cache redis://...` uses it: the
 // API stays in front, any number of workers parse.
 //
-// Cancellation stops the waiting (Run returns kCancelled at once); the worker finishes the
-// document and stores a result nobody reads, which expires with the result TTL.
+// Cancellation (options.cancel, e.g. DELETE /v1/tasks/{id}) publishes a Celery revoke with
+// terminate=true for the task (jobs/celery_control.h) to every worker's pidbox, then returns
+// kCancelled at once: the worker parsing it cancels the parse and stores REVOKED, and a worker
+// that has not taken it yet stores REVOKED without parsing when it does. While no worker has
+// taken the task, REVOKED is also stored in Redis, so a worker that starts after the broadcast
+// skips it too. Best effort: a failed revoke publish is not retried.
 #pragma once
 
 #include <chrono>
@@ -28,12 +32,18 @@ struct RemoteRunnerOptions {
   std::string queue = CeleryWorkerOptions{}.queue;
   // How often the result key is read.
   std::chrono::milliseconds poll_interval = kDefaultPollInterval;
+  // Lifetime of the REVOKED result stored for a cancelled task (as the workers' results).
+  std::chrono::seconds result_ttl = CeleryWorkerOptions::kDefaultResultTtl;
 };
+
+// What the runner's AMQP connection must declare: Celery's queue (options.queue) as the workers
+// declare it and the remote control exchange its revokes go to (CeleryTaskTopology).
+Topology RemoteRunnerTopology(const RemoteRunnerOptions& options = {});
 
 class RemoteRunner final : public DocumentRunner {
  public:
-  // `amqp` must be started with CeleryWorkerTopology (it declares the queue the workers read);
-  // both must outlive the runner. Thread-safe (the clients are).
+  // `amqp` must be started with RemoteRunnerTopology(options) (it declares the queue the workers
+  // read and the control exchange); both must outlive the runner. Thread-safe (the clients are).
   RemoteRunner(AmqpConnection& amqp, RedisClient& results, RemoteRunnerOptions options = {})
       : amqp_(amqp), results_(results), options_(std::move(options)) {}
 

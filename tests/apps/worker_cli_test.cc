@@ -4,13 +4,17 @@
 // python3-celery calling `run_mineru_inference` through celery_client.py exactly as a Python
 // team's code would (send_task, AsyncResult.get). Checked: results and a byte-identical cached
 // repeat, a garbage document as FAILURE, an expired task as REVOKED, an unknown task name as
-// FAILURE plus a dead-lettered copy, and a worker killed mid-job whose message another worker
-// finishes with one result stored.
+// FAILURE plus a dead-lettered copy, a worker killed mid-job whose message another worker
+// finishes with one result stored, and Celery's remote control revoke: a running parse
+// terminated from Python and from `serve --queue` (DELETE), a queued task revoked before any
+// worker took it.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../support/http_client.h"
 #include "../support/rabbitmq_server.h"
@@ -48,6 +52,67 @@ Json WaitForTask(int port, const std::string& id) {
   return task;
 }
 
+// A PDF of `pages` small pages, each with a blue square in its own place, written object by
+// object as tests/data/pdf/make_fixtures.py writes its fixtures. The random model writes
+// --max-tokens of layout for every page, and no two pages look alike (so the block cache answers
+// none from another), so at 3,000 tokens this takes a minute or more to parse: a revoke surely
+// arrives mid-parse, on any machine.
+std::string WriteLongPdf(const std::string& path, int pages) {
+  std::vector<std::string> objects = {"<< /Type /Catalog /Pages 2 0 R >>", ""};
+  std::string kids;
+  for (int i = 0; i < pages; ++i) {
+    const std::string content = "0 0 1 rg " + std::to_string(4 + i % 64) + " " +
+                                std::to_string(4 + i / 64 * 8) + " 64 64 re f";
+    kids += std::to_string(objects.size() + 1) + " 0 R ";
+    objects.push_back("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 144 144] /Contents " +
+                      std::to_string(objects.size() + 2) + " 0 R >>");
+    objects.push_back("<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content +
+                      "\nendstream");
+  }
+  objects[1] = "<< /Type /Pages /Kids [" + kids + "] /Count " + std::to_string(pages) + " >>";
+  std::string pdf = "%PDF-1.7\n";
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    offsets.push_back(pdf.size());
+    pdf += std::to_string(i + 1) + " 0 obj\n" + objects[i] + "\nendobj\n";
+  }
+  const size_t xref = pdf.size();
+  pdf += "xref\n0 " + std::to_string(objects.size() + 1) + "\n0000000000 65535 f \n";
+  for (size_t offset : offsets) {
+    const std::string number = std::to_string(offset);
+    pdf += std::string(10 - number.size(), '0') + number + " 00000 n \n";
+  }
+  pdf += "trailer\n<< /Size " + std::to_string(objects.size() + 1) +
+         " /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
+  testing::WriteFile(path, pdf);
+  return path;
+}
+// Pages of the long document.
+constexpr int kLongPdfPages = 120;
+
+// Waits (up to 60 s) until a worker took the Celery task `id`: its delivery counter exists.
+bool WaitForDelivery(jobs::RedisClient& redis, const std::string& id) {
+  for (int i = 0; i < 6000; ++i) {
+    auto value = redis.Command({"GET", "mineru:celery:deliveries:" + id});
+    if (value && !value->is_nil()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Celery's stored meta of task `id` once it is final (up to 170 s); null when none came.
+Json WaitForFinalMeta(jobs::RedisClient& redis, const std::string& id) {
+  for (int i = 0; i < 17000; ++i) {
+    auto value = redis.Command({"GET", "celery-task-meta-" + id});
+    if (value && !value->is_nil()) {
+      Json meta = Json::parse(value->str, nullptr, /*allow_exceptions=*/false);
+      if (meta.is_object() && meta.value("status", "") != "PROGRESS") return meta;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return nullptr;
+}
+
 class WorkerCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -72,6 +137,12 @@ class WorkerCliTest : public ::testing::Test {
 
   static std::string Broker() { return rabbit_->url(); }
   static std::string Backend() { return redis_->Url(); }
+
+  static jobs::RedisClient Redis() {
+    auto options = jobs::ParseRedisUrl(Backend());
+    EXPECT_TRUE(options);
+    return jobs::RedisClient(options.value_or(jobs::RedisOptions{}));
+  }
 
   std::unique_ptr<ServeProcess> StartWorker(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> args = {
@@ -243,6 +314,156 @@ TEST_F(WorkerCliTest, ADocumentAcceptedBeforeABrokerRestartIsNotLost) {
   EXPECT_EQ(task["progress"]["pages_done"], 1);
   EXPECT_EQ(api.Stop(), 0) << api.log();
   EXPECT_EQ(worker->Stop(), 0) << worker->log();
+}
+
+// A long parse (WriteLongPdf) stopped by AsyncResult.revoke(terminate=True) from Python; a task
+// revoked before it was sent (Celery ids are the client's to choose), which is then never parsed;
+// and the next task.
+TEST_F(WorkerCliTest, PythonRevokesStopARunningParseAndSkipAQueuedTask) {
+  auto worker = StartWorker(
+      {"--max-tokens", "3000", "--cache-bytes", "0", "--hostname", "mineru@revoke-test"});
+  // The worker declared its mailbox exactly as kombu does: Python's declaration of the same
+  // exchange and queue passes RabbitMQ's equivalence check (else PRECONDITION_FAILED).
+  const Json mailbox = Client({"declare-pidbox", "mineru@revoke-test"});
+  EXPECT_EQ(mailbox.value("queue", ""), "mineru@revoke-test.celery.pidbox") << mailbox.dump();
+  EXPECT_EQ(mailbox["consumers"], 1) << mailbox.dump();  // the worker listens on it
+
+  const std::string kwargs = R"({"formula_enable": false, "table_enable": false})";
+  const std::string long_pdf = WriteLongPdf(testing::TestDir() + "/long.pdf", kLongPdfPages);
+  const std::string running = Client({"send", long_pdf, "--kwargs", kwargs}).value("id", "");
+  ASSERT_FALSE(running.empty());
+  jobs::RedisClient redis = Redis();
+  ASSERT_TRUE(WaitForDelivery(redis, running)) << worker->log();
+  Client({"revoke", running, "--terminate"});
+  const Json terminated = Client({"get", running, "--timeout", "170"});
+  EXPECT_EQ(terminated.value("status", ""), "REVOKED") << terminated.dump() << worker->log();
+  EXPECT_EQ(terminated.value("exc_type", ""), "TaskRevokedError") << terminated.dump();
+  EXPECT_EQ(terminated.value("message", ""), "terminated") << terminated.dump();
+
+  const std::string queued = "0f1e2d3c-revoked-before-it-was-sent";
+  Client({"revoke", queued});
+  EXPECT_EQ(Client({"send", long_pdf, "--kwargs", kwargs, "--id", queued}).value("id", ""), queued);
+  const Json skipped = Client({"get", queued, "--timeout", "170"});
+  EXPECT_EQ(skipped.value("status", ""), "REVOKED") << skipped.dump() << worker->log();
+  EXPECT_EQ(skipped.value("message", ""), "revoked") << skipped.dump();
+  // Never parsed: a delivery is counted only when a parse is about to start.
+  auto counted = redis.Command({"GET", "mineru:celery:deliveries:" + queued});
+  ASSERT_TRUE(counted);
+  EXPECT_TRUE(counted->is_nil()) << counted->str;
+
+  // The worker goes on taking tasks.
+  const std::string garbage = testing::TestDir() + "/notes.txt";
+  testing::WriteFile(garbage, "this is not a document");
+  const Json next = Client({"run", garbage, "--timeout", "170"});
+  EXPECT_EQ(next.value("status", ""), "FAILURE") << next.dump() << worker->log();
+  EXPECT_EQ(worker->Stop(), 0) << worker->log();
+  EXPECT_NE(worker->log().find("0 succeeded, 1 failed, 2 revoked (1 terminated)"),
+            std::string::npos)
+      << worker->log();
+}
+
+// DELETE of a task `serve --queue` handed to a worker revokes it there: the worker stops the
+// parse (REVOKED 'terminated' stored instead of a result).
+TEST_F(WorkerCliTest, DeletingATaskInServeTerminatesItOnTheWorker) {
+  auto worker = StartWorker(
+      {"--max-tokens", "3000", "--cache-bytes", "0", "--hostname", "mineru@delete-test"});
+  ServeProcess api({"--model", *model_, "--queue", Broker(), "--cache", Backend()});
+  ASSERT_FALSE(api.url().empty()) << api.log();
+  jobs::RedisClient redis = Redis();
+  const auto deliveries = [&] {
+    std::set<std::string> keys;
+    auto reply = redis.Command({"KEYS", "mineru:celery:deliveries:*"});
+    if (reply) {
+      for (const auto& key : reply->elements) keys.insert(key.str);
+    }
+    return keys;
+  };
+  const std::set<std::string> before = deliveries();
+  std::string content_type;
+  const std::string body = testing_support::MultipartBody(
+      {{"file", testing::ReadFile(WriteLongPdf(testing::TestDir() + "/long.pdf", kLongPdfPages)),
+        "long.pdf", "application/pdf"},
+       {"table_enable", "false"},
+       {"formula_enable", "false"}},
+      &content_type);
+  auto submitted =
+      testing_support::Exchange(api.port(), "POST", "/v1/document/parse", body, content_type);
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  const std::string id = Json::parse(submitted->body).value("task_id", "");
+  // The worker took it: a new delivery counter names the Celery task id.
+  std::string celery_id;
+  for (int i = 0; i < 6000 && celery_id.empty(); ++i) {
+    for (const std::string& key : deliveries()) {
+      if (!before.count(key))
+        celery_id = key.substr(std::string("mineru:celery:deliveries:").size());
+    }
+    if (celery_id.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(celery_id.empty()) << worker->log() << api.log();
+
+  auto deleted = testing_support::Exchange(api.port(), "DELETE", "/v1/tasks/" + id);
+  ASSERT_TRUE(deleted);
+  EXPECT_LT(deleted->status, 300) << deleted->body;
+  const Json meta = WaitForFinalMeta(redis, celery_id);
+  EXPECT_EQ(meta.value("status", ""), "REVOKED") << meta.dump() << worker->log();
+  EXPECT_EQ(meta["result"].value("exc_message", Json::array()), Json::array({"terminated"}))
+      << meta.dump();
+  EXPECT_EQ(api.Stop(), 0) << api.log();
+  EXPECT_EQ(worker->Stop(), 0) << worker->log();
+  EXPECT_NE(worker->log().find("0 succeeded, 0 failed, 1 revoked (1 terminated)"),
+            std::string::npos)
+      << worker->log();
+}
+
+// DELETE of a task `serve --queue` published while no worker runs: REVOKED is stored with the
+// broadcast, so the worker that starts later never parses it, and takes the next task.
+TEST_F(WorkerCliTest, TaskDeletedBeforeAnyWorkerRanIsNeverParsed) {
+  ServeProcess api({"--model", *model_, "--queue", Broker(), "--cache", Backend()});
+  ASSERT_FALSE(api.url().empty()) << api.log();
+  jobs::RedisClient redis = Redis();
+  const auto metas = [&] {
+    std::set<std::string> keys;
+    if (auto reply = redis.Command({"KEYS", "celery-task-meta-*"})) {
+      for (const auto& key : reply->elements) keys.insert(key.str);
+    }
+    return keys;
+  };
+  const std::set<std::string> before = metas();
+  auto submitted =
+      testing_support::Exchange(api.port(), "POST", "/v1/document/parse?filename=shapes.pdf",
+                                testing::ReadFile(kShapes), "application/pdf");
+  ASSERT_TRUE(submitted);
+  ASSERT_EQ(submitted->status, 202) << submitted->body;
+  const std::string id = Json::parse(submitted->body).value("task_id", "");
+  auto deleted = testing_support::Exchange(api.port(), "DELETE", "/v1/tasks/" + id);
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200) << deleted->body;
+  std::string revoked_key;
+  for (int i = 0; i < 1000 && revoked_key.empty(); ++i) {
+    for (const std::string& key : metas()) {
+      if (!before.count(key)) revoked_key = key;
+    }
+    if (revoked_key.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(revoked_key.empty()) << "no REVOKED result stored\n" << api.log();
+  auto stored = redis.Command({"GET", revoked_key});
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(Json::parse(stored->str).value("status", ""), "REVOKED") << stored->str;
+
+  auto worker = StartWorker({"--max-tokens", "16"});
+  auto next =
+      testing_support::Exchange(api.port(), "POST", "/v1/document/parse?filename=shapes.pdf",
+                                testing::ReadFile(kShapes), "application/pdf");
+  ASSERT_TRUE(next);
+  ASSERT_EQ(next->status, 202) << next->body;
+  const Json done = WaitForTask(api.port(), Json::parse(next->body).value("task_id", ""));
+  EXPECT_EQ(done.value("status", ""), "completed") << done.dump() << worker->log();
+  EXPECT_EQ(api.Stop(), 0) << api.log();
+  EXPECT_EQ(worker->Stop(), 0) << worker->log();
+  EXPECT_NE(worker->log().find("1 succeeded, 0 failed, 1 revoked (0 terminated)"),
+            std::string::npos)
+      << worker->log();
 }
 
 }  // namespace
