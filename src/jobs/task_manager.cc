@@ -18,10 +18,10 @@
 
 #include "base/json.h"
 #include "base/mapped_file.h"
-#include "image/decode.h"
 #include "image/phash.h"
 #include "jobs/block_cache.h"
 #include "jobs/shared_tasks.h"
+#include "jobs/task_inputs.h"
 
 namespace mineru::jobs {
 namespace fs = std::filesystem;
@@ -34,17 +34,6 @@ constexpr size_t kNearDuplicateCandidates = 1024;
 
 // How often the janitor looks for expired tasks and tasks past their deadline.
 constexpr std::chrono::milliseconds kJanitorInterval{500};
-
-// PDF readers accept the header anywhere in the first 1024 bytes.
-bool IsPdfBytes(std::string_view bytes) {
-  return bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos;
-}
-
-bool IsSupportedDocument(std::string_view bytes) {
-  if (IsPdfBytes(bytes)) return true;
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  return image::SniffFormat(std::span(data, bytes.size())) != image::ImageFormat::kUnknown;
-}
 
 int CountPages(const std::string& middle_json) {
   auto json = ParseJson(middle_json, "middle.json");
@@ -128,22 +117,7 @@ class TaskManager::Impl {
 
   Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options,
                           std::string annotation) {
-    if (files.empty()) return Fail(ErrorCode::kInvalidArgument, "no file was uploaded");
-    if (files.size() > options_.max_task_files) {
-      return Fail(ErrorCode::kResourceExhausted, "{} files in one task; the limit is {}",
-                  files.size(), options_.max_task_files);
-    }
-    for (const TaskInput& f : files) {
-      if (!IsPlainFileName(f.name)) {
-        return Fail(ErrorCode::kInvalidArgument, "bad file name '{}'", f.name);
-      }
-      if (!IsSupportedDocument(f.bytes)) {
-        return Fail(ErrorCode::kInvalidArgument,
-                    "Unsupported file type: {} (expected a PDF or a PNG, JPEG, WebP, TIFF, BMP "
-                    "or GIF image)",
-                    f.name);
-      }
-    }
+    MINERU_RETURN_IF_ERROR(CheckTaskInputs(files, options_.max_task_files));
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return Fail(ErrorCode::kUnavailable, "the task manager is shutting down");
@@ -695,13 +669,7 @@ Result<std::unique_ptr<TaskManager>> TaskManager::Create(pipeline::Generator& ge
   if (ec) {
     return Fail(ErrorCode::kIo, "{}: cannot create: {}", options.work_dir, ec.message());
   }
-  // Tasks of an earlier run cannot be reached any more (their ids lived in memory): remove
-  // their directories, and only those (the work directory may be shared).
-  for (const fs::directory_entry& entry : fs::directory_iterator(options.work_dir, ec)) {
-    if (entry.is_directory(ec) && LooksLikeTaskId(entry.path().filename().string())) {
-      fs::remove_all(entry.path(), ec);
-    }
-  }
+  RemoveStaleTaskDirectories(options.work_dir);
   std::unique_ptr<RedisCache> redis;
   std::unique_ptr<RedisClient> block_redis;  // its own connection: blocks are many and small
   if (!options.cache_url.empty()) {

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "jobs/task_inputs.h"
+
+#include <filesystem>
+#include <span>
+#include <string_view>
+
+#include "image/decode.h"
+#include "jobs/document_outputs.h"
+
+namespace mineru::jobs {
+namespace fs = std::filesystem;
+namespace {
+
+bool IsPdfBytes(std::string_view bytes) {
+  return bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos;
+}
+
+bool IsSupportedDocument(std::string_view bytes) {
+  if (IsPdfBytes(bytes)) return true;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  return image::SniffFormat(std::span(data, bytes.size())) != image::ImageFormat::kUnknown;
+}
+
+}  // namespace
+
+Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files) {
+  if (files.empty()) return Fail(ErrorCode::kInvalidArgument, "no file was uploaded");
+  if (files.size() > max_files) {
+    return Fail(ErrorCode::kResourceExhausted, "{} files in one task; the limit is {}",
+                files.size(), max_files);
+  }
+  for (const TaskInput& f : files) {
+    if (!IsPlainFileName(f.name)) {
+      return Fail(ErrorCode::kInvalidArgument, "bad file name '{}'", f.name);
+    }
+    if (!IsSupportedDocument(f.bytes)) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "Unsupported file type: {} (expected a PDF or a PNG, JPEG, WebP, TIFF, BMP "
+                  "or GIF image)",
+                  f.name);
+    }
+  }
+  return {};
+}
+
+void RemoveStaleTaskDirectories(const std::string& work_dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(work_dir, ec)) {
+    if (entry.is_directory(ec) && LooksLikeTaskId(entry.path().filename().string())) {
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+}  // namespace mineru::jobs
