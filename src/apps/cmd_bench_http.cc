@@ -59,6 +59,7 @@ struct BenchHttpArgs {
   int requests = kDefaultRequests;
   std::string kind = "chat";
   std::string image;  // empty: a generated 112x84 PNG
+  std::string path;   // the path for get (e.g. /v1/tasks/<id>)
   std::string file;   // the document for parse
   std::string model;  // "model" of chat requests; empty: not sent (the server's own)
   int max_tokens = kDefaultMaxTokens;
@@ -413,6 +414,22 @@ Sample ParseOnce(Connection& c, const Upload& upload, const std::string& body,
   return s;
 }
 
+Sample GetOnce(Connection& c, const std::string& path) {
+  Sample s;
+  auto reply = c.Request("GET", path, "", "");
+  if (!reply) {
+    s.error = reply.error().ToString();
+    return s;
+  }
+  if (reply->status != 200) {
+    s.error = "GET " + path + ": HTTP " + std::to_string(reply->status) + ": " +
+              reply->body.substr(0, 300);
+    return s;
+  }
+  s.ok = true;
+  return s;
+}
+
 Sample FileParseOnce(Connection& c, const Upload& upload, const std::string& body) {
   Sample s;
   auto reply = c.Request("POST", "/file_parse", upload.content_type, body);
@@ -441,9 +458,15 @@ int RunBenchHttp(const BenchHttpArgs& args) {
   auto target = ParseUrl(args.url);
   if (!target) return ReportError(target.error());
   const bool chat = args.kind == "chat";
+  const bool get = args.kind == "get";
   std::string chat_body;
   Upload upload;
-  if (chat) {
+  if (get) {
+    if (args.path.empty() || args.path[0] != '/') {
+      std::fprintf(stderr, "mineru-cpp: error: --kind get needs --path /PATH\n");
+      return kExitUsage;
+    }
+  } else if (chat) {
     auto body = ChatBody(args);
     if (!body) return ReportError(body.error());
     chat_body = std::move(*body);
@@ -474,7 +497,8 @@ int RunBenchHttp(const BenchHttpArgs& args) {
         Connection connection(*target, timeout);
         for (int r = 0; r < args.requests; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
-          Sample s = chat ? ChatOnce(connection, chat_body)
+          Sample s = chat  ? ChatOnce(connection, chat_body)
+                     : get ? GetOnce(connection, args.path)
                      : args.kind == "file_parse"
                          ? FileParseOnce(connection, upload, upload.Body(args.unique, NextUnique()))
                          : ParseOnce(connection, upload, upload.Body(args.unique, NextUnique()),
@@ -535,11 +559,12 @@ void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& /*global*/, int* ex
       ->capture_default_str();
   cmd->add_option("--kind", args->kind,
                   "chat: /v1/chat/completions; parse: /v1/document/parse, polled; file_parse: "
-                  "MinerU's /file_parse")
-      ->check(CLI::IsMember({"chat", "parse", "file_parse"}))
+                  "MinerU's /file_parse; get: GET --path (e.g. a task's state)")
+      ->check(CLI::IsMember({"chat", "parse", "file_parse", "get"}))
       ->capture_default_str();
   cmd->add_option("--image", args->image, "Image (PNG or JPEG) for chat (default: generated)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--path", args->path, "Path for get (/v1/tasks/ID, /health, ...)");
   cmd->add_option("--file", args->file, "Document (PDF) for parse and file_parse")
       ->check(CLI::ExistingFile);
   cmd->add_option("--model", args->model, "\"model\" of chat requests (default: not sent)");

@@ -190,6 +190,12 @@ TEST(ServeCliTest, TwoNodesOnOneRedisAnswerEachOthersTasks) {
   EXPECT_EQ(preview->status, 404);
   EXPECT_NE(preview->body.find("another node"), std::string::npos) << preview->body;
 
+  // bench-http reads the task's state from the node that does not own it.
+  const CliResult reads = RunCli({"bench-http", "--url", b.url(), "--kind", "get", "--path",
+                                  "/v1/tasks/" + id, "--clients", "1,4", "--requests", "20"});
+  EXPECT_TRUE(Succeeded(reads)) << Describe(reads);
+  EXPECT_NE(reads.out.find("bench-http get"), std::string::npos) << reads.out;
+
   // Deleted through b: gone from a too.
   auto deleted = Exchange(b.port(), "DELETE", "/v1/tasks/" + id);
   ASSERT_TRUE(deleted);
@@ -205,6 +211,9 @@ TEST(ServeCliTest, TwoNodesOnOneRedisAnswerEachOthersTasks) {
   auto unknown = Exchange(b.port(), "GET", "/v1/tasks/" + id);
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
+  const CliResult gone = RunCli({"bench-http", "--url", b.url(), "--kind", "get", "--path",
+                                 "/v1/tasks/" + id, "--clients", "1", "--requests", "1"});
+  EXPECT_EQ(gone.exit_code, 1) << Describe(gone);  // every request answered 404
   EXPECT_EQ(a.Stop(), 0) << a.log();
   EXPECT_EQ(b.Stop(), 0) << b.log();
 }
