@@ -317,6 +317,9 @@ class TaskManager::Impl {
 
   CacheStats CacheStatistics() const { return cache_.MemoryStats(); }
   CacheStats BlockCacheStatistics() const { return block_cache_.Stats(); }
+  pipeline::RequestCache* request_cache() {
+    return block_cache_.enabled() ? &block_cache_ : nullptr;
+  }
   const TaskManagerOptions& options() const { return options_; }
 
  private:
@@ -777,6 +780,7 @@ void TaskManager::Unsubscribe(const std::string& id, uint64_t token) {
 TaskCounts TaskManager::Counts() const { return impl_->Counts(); }
 CacheStats TaskManager::CacheStatistics() const { return impl_->CacheStatistics(); }
 CacheStats TaskManager::BlockCacheStatistics() const { return impl_->BlockCacheStatistics(); }
+pipeline::RequestCache* TaskManager::request_cache() { return impl_->request_cache(); }
 const TaskManagerOptions& TaskManager::options() const { return impl_->options(); }
 
 }  // namespace mineru::jobs

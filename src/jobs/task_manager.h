@@ -151,6 +151,9 @@ class TaskManager {
   TaskCounts Counts() const;
   CacheStats CacheStatistics() const;
   CacheStats BlockCacheStatistics() const;
+  // The cache of single answers (layouts, blocks; jobs/block_cache.h) for other users of the
+  // same model, e.g. chat completions; null when block_cache_bytes is 0 and there is no Redis.
+  pipeline::RequestCache* request_cache();
   const TaskManagerOptions& options() const;
 
   class Impl;

@@ -668,6 +668,10 @@ void HttpServer::Impl::OnAccept(tcp::socket socket) {
     return;
   }
   connections.fetch_add(1);
+  // No Nagle: a response's or an event stream's small writes go out at once instead of waiting
+  // for the client's delayed ACK of the previous one (up to 40 ms on Linux).
+  ErrorCodeT ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<Session>(this, std::move(socket));
   Register(session);
   asio::dispatch(session->executor(), [session] { session->Start(); });

@@ -23,6 +23,7 @@
 #include "base/json.h"
 #include "image/data_url.h"
 #include "service/api_error.h"
+#include "service/chat_cache.h"
 
 namespace mineru::service {
 namespace {
@@ -531,6 +532,39 @@ Json UsageJson(const Outcome& o) {
               {"total_tokens", o.prompt_tokens + o.completion_tokens}};
 }
 
+// Stores a completed answer under its key (when it has one).
+void Keep(pipeline::RequestCache* cache, const std::optional<std::string>& key,
+          const TextAssembler& text, const Outcome& o) {
+  if (!key || !cache) return;
+  cache->Put(
+      *key, EncodeCachedChat({text.text(), o.finish_reason, o.prompt_tokens, o.completion_tokens}));
+}
+
+// One chat.completion.chunk event of a stream.
+std::string Chunk(const std::string& id, int64_t created, const std::string& model, Json delta,
+                  Json finish_reason) {
+  Json choice{{"index", 0},
+              {"delta", std::move(delta)},
+              {"logprobs", nullptr},
+              {"finish_reason", std::move(finish_reason)}};
+  return DumpJson(Json{{"id", id},
+                       {"object", "chat.completion.chunk"},
+                       {"created", created},
+                       {"model", model},
+                       {"choices", Json::array({choice})}});
+}
+
+// The last chunk of a stream with stream_options.include_usage.
+std::string UsageChunk(const std::string& id, int64_t created, const std::string& model,
+                       const Outcome& o) {
+  return DumpJson(Json{{"id", id},
+                       {"object", "chat.completion.chunk"},
+                       {"created", created},
+                       {"model", model},
+                       {"choices", Json::array()},
+                       {"usage", UsageJson(o)}});
+}
+
 // ---- Handlers -----------------------------------------------------------------------------
 
 struct Api {
@@ -562,11 +596,25 @@ struct Api {
     if (tokenizer == nullptr) {
       return ApiError(500, "the model has no tokenizer.json", "server_error");
     }
+    std::optional<std::string> key;
+    if (options.cache) {
+      key = ChatCacheKey(parsed->request, parsed->skip_special, parsed->stop);
+      if (key) {
+        std::optional<CachedChat> hit;
+        if (std::optional<std::string> value = options.cache->Get(*key)) {
+          hit = DecodeCachedChat(*value);
+        }
+        if (options.on_cache_lookup) options.on_cache_lookup(hit.has_value());
+        if (hit) return Answer(std::move(*hit), parsed->stream, parsed->include_usage);
+      }
+    }
     auto handle = engine.Submit(std::move(parsed->request));
     if (!handle) return SubmitError(handle.error());
     auto text =
         std::make_shared<TextAssembler>(*tokenizer, parsed->skip_special, std::move(parsed->stop));
-    if (parsed->stream) return Stream(std::move(*handle), std::move(text), parsed->include_usage);
+    if (parsed->stream) {
+      return Stream(std::move(*handle), std::move(text), parsed->include_usage, std::move(key));
+    }
 
     auto disconnected = http.disconnected;
     const Outcome o = Drive(
@@ -576,8 +624,35 @@ struct Api {
       return ApiError(504, TimeoutMessage(options.request_timeout), kTimeoutType, kTimeoutCode);
     }
     if (!o.error.empty()) return ApiError(500, o.error, "server_error");
+    Keep(options.cache, key, *text, o);
+    return Answer({text->text(), o.finish_reason, o.prompt_tokens, o.completion_tokens},
+                  /*stream=*/false, false);
+  }
+
+  // A complete answer as chat.completion, or as a stream (role, the whole text, finish, usage
+  // when asked, [DONE]).
+  HttpResponse Answer(CachedChat a, bool stream, bool include_usage) const {
+    Outcome o;
+    o.finish_reason = a.finish_reason;
+    o.prompt_tokens = a.prompt_tokens;
+    o.completion_tokens = a.completion_tokens;
+    if (stream) {
+      const std::string id = CompletionId();
+      const int64_t now = static_cast<int64_t>(std::time(nullptr));
+      const std::string model = options.model_id;
+      return HttpResponse::EventStream([=](std::shared_ptr<SseWriter> writer) {
+        writer->Send("",
+                     Chunk(id, now, model, Json{{"role", "assistant"}, {"content", ""}}, nullptr));
+        if (!a.text.empty())
+          writer->Send("", Chunk(id, now, model, Json{{"content", a.text}}, nullptr));
+        writer->Send("", Chunk(id, now, model, Json::object(), o.finish_reason));
+        if (include_usage) writer->Send("", UsageChunk(id, now, model, o));
+        writer->Send("", "[DONE]");
+        writer->Close();
+      });
+    }
     Json choice{{"index", 0},
-                {"message", {{"role", "assistant"}, {"content", text->text()}}},
+                {"message", {{"role", "assistant"}, {"content", std::move(a.text)}}},
                 {"logprobs", nullptr},
                 {"finish_reason", o.finish_reason}};
     Json response{{"id", CompletionId()},
@@ -592,23 +667,16 @@ struct Api {
   // SSE: a role chunk, content chunks, a finish chunk, a usage chunk when asked, [DONE]. An
   // engine failure mid-stream is an error event before [DONE] (vLLM's behaviour).
   HttpResponse Stream(engine::RequestHandle handle, std::shared_ptr<TextAssembler> text,
-                      bool include_usage) const {
+                      bool include_usage, std::optional<std::string> key) const {
     const std::string id = CompletionId();
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     const std::string model = options.model_id;
     const std::chrono::milliseconds timeout = options.request_timeout;
     auto shared_handle = std::make_shared<engine::RequestHandle>(std::move(handle));
+    pipeline::RequestCache* cache = options.cache;
     return HttpResponse::EventStream([=](std::shared_ptr<SseWriter> writer) {
       auto chunk = [&](Json delta, Json finish_reason) {
-        Json choice{{"index", 0},
-                    {"delta", std::move(delta)},
-                    {"logprobs", nullptr},
-                    {"finish_reason", std::move(finish_reason)}};
-        return DumpJson(Json{{"id", id},
-                             {"object", "chat.completion.chunk"},
-                             {"created", now},
-                             {"model", model},
-                             {"choices", Json::array({choice})}});
+        return Chunk(id, now, model, std::move(delta), std::move(finish_reason));
       };
       // Cancel the moment the client goes away (Drive only polls): no token after it.
       writer->OnDisconnect([shared_handle] { shared_handle->Cancel(); });
@@ -625,14 +693,8 @@ struct Api {
         writer->Send("", ApiErrorBody(o.error, "server_error", {}));
       } else {
         writer->Send("", chunk(Json::object(), o.finish_reason));
-        if (include_usage) {
-          writer->Send("", DumpJson(Json{{"id", id},
-                                         {"object", "chat.completion.chunk"},
-                                         {"created", now},
-                                         {"model", model},
-                                         {"choices", Json::array()},
-                                         {"usage", UsageJson(o)}}));
-        }
+        if (include_usage) writer->Send("", UsageChunk(id, now, model, o));
+        Keep(cache, key, *text, o);
       }
       writer->Send("", "[DONE]");
       writer->Close();

@@ -26,16 +26,21 @@
 //   makes the client retry or report the page.
 // * Every error is OpenAI's shape plus vLLM's marker, which MinerU's client checks:
 //   {"object":"error","error":{"message","type","param","code"}}.
+// * With `cache` set, a deterministic request (greedy, or sampled with a seed) already answered
+//   is answered again from it: the same text, finish reason and usage, streamed or not, without
+//   the engine (service/chat_cache.h). Only completed answers are kept.
 // * Handlers block a handler thread for the whole generation (streams too), so the server's
 //   handler_threads bounds how many requests generate at once.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "engine/engine.h"
 #include "image/decode.h"
+#include "pipeline/request_cache.h"
 #include "service/http_server.h"
 #include "service/url_fetch.h"
 
@@ -57,6 +62,11 @@ struct OpenAiOptions {
   // One chat request from arrival to its last byte of output; 0 = none. MinerU's client gives
   // up reading after 600 s, so work past that is wasted.
   std::chrono::milliseconds request_timeout = kDefaultChatRequestTimeout;
+  // Answers of deterministic requests (the task manager's block cache: in process and, with
+  // --cache, Redis); null: none. Must outlive the server.
+  pipeline::RequestCache* cache = nullptr;
+  // Per lookup in `cache` (metrics).
+  std::function<void(bool hit)> on_cache_lookup;
 };
 
 // Registers the routes; `engine` must outlive the server.

@@ -32,7 +32,11 @@ void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskMana
     const jobs::TaskCounts c = tasks.Counts();
     return std::pair<int64_t, int64_t>(c.pending, c.processing);
   });
-  AddOpenAiRoutes(server, engine, options.openai);
+  OpenAiOptions openai = options.openai;
+  // Chat answers share the task manager's block cache (and its Redis tier) when it has one.
+  openai.cache = tasks.request_cache();
+  openai.on_cache_lookup = [&metrics](bool hit) { metrics.ObserveCache("chat", hit); };
+  AddOpenAiRoutes(server, engine, openai);
   DocumentApiOptions document;
   document.metrics = &metrics;
   document.multipart = options.multipart;
