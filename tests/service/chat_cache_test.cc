@@ -135,7 +135,9 @@ class ChatCacheApiTest : public ::testing::Test {
     api.cache = cache_;
     api.on_cache_lookup = [](bool hit) { ++(hit ? hits_ : misses_); };
     AddOpenAiRoutes(*server_, *engine_, api);
-    auto started = server_->Start({.port = 0});
+    ServerOptions server_options;
+    server_options.port = 0;
+    auto started = server_->Start(server_options);
     ASSERT_TRUE(started) << started.error().ToString();
   }
   static void TearDownTestSuite() {
