@@ -215,26 +215,10 @@ class CeleryWorker::Impl {
       return;
     }
     if (ExpiresPassed(*message, std::chrono::system_clock::now())) {
-      if (Store(id, CeleryResultMeta("REVOKED", CeleryRevokedResult("expired"), std::nullopt, id,
-                                     std::chrono::system_clock::now()))) {
-        Count(&CeleryWorkerStats::revoked);
-        amqp_.Ack(d.tag);
-      } else {
-        amqp_.Nack(d.tag, /*requeue=*/true);
-      }
-      return;
+      return Discard(d, id, "expired");
     }
-    if (Revoked(id)) {
-      // Celery's "Discarding revoked task": never parsed, REVOKED('revoked') stored.
-      if (Store(id, CeleryResultMeta("REVOKED", CeleryRevokedResult("revoked"), std::nullopt, id,
-                                     std::chrono::system_clock::now()))) {
-        Count(&CeleryWorkerStats::revoked);
-        amqp_.Ack(d.tag);
-      } else {
-        amqp_.Nack(d.tag, /*requeue=*/true);
-      }
-      return;
-    }
+    // Celery's "Discarding revoked task": never parsed, REVOKED('revoked') stored.
+    if (Revoked(id)) return Discard(d, id, "revoked");
     std::string stored_status;
     const int64_t deliveries = CountDelivery(id, &stored_status);
     if (stored_status == "REVOKED") {
@@ -442,6 +426,18 @@ class CeleryWorker::Impl {
       *status = StoredCeleryStatus((*replies)[2].str);
     }
     return replies->front().integer;
+  }
+
+  // A task that is not run: REVOKED(reason) stored, then ack (nack with requeue when Redis
+  // refuses, so the message is not lost before its result is stored).
+  void Discard(const Delivery& d, const std::string& id, std::string_view reason) {
+    if (Store(id, CeleryResultMeta("REVOKED", CeleryRevokedResult(reason), std::nullopt, id,
+                                   std::chrono::system_clock::now()))) {
+      Count(&CeleryWorkerStats::revoked);
+      amqp_.Ack(d.tag);
+    } else {
+      amqp_.Nack(d.tag, /*requeue=*/true);
+    }
   }
 
   // SETEX + PUBLISH in one round trip, as Celery's Redis backend writes; retried with backoff.

@@ -18,6 +18,7 @@
 #include "jobs/document_codec.h"
 #include "jobs/task_manager.h"
 #include "jobs/tiered_cache.h"
+#include "sample_outputs.h"
 #include "wait_task.h"
 
 namespace mineru::jobs {
@@ -30,16 +31,7 @@ using std::chrono::milliseconds;
 using testing_support::RedisServer;
 using testing_support::TestDir;
 
-DocumentOutputs Doc(std::string markdown) {
-  DocumentOutputs o;
-  o.markdown = std::move(markdown);
-  o.middle_json = "{\"pdf_info\": [{}]}";
-  o.model_json = "[]";
-  o.content_list = "[]";
-  o.report = "{}";
-  o.images = {{"crop.jpg", std::string("\xFF\xD8\0\xFF\xD9", 5)}};
-  return o;
-}
+DocumentOutputs Doc(std::string markdown) { return testing::SampleOutputs(std::move(markdown)); }
 
 RedisCacheOptions CacheOptions(const RedisServer& server) {
   RedisCacheOptions o;

@@ -19,6 +19,7 @@
 #include "jobs/document_codec.h"
 #include "jobs/task_manager.h"
 #include "jobs/task_store.h"
+#include "sample_outputs.h"
 #include "wait_task.h"
 
 namespace mineru::jobs {
@@ -155,20 +156,9 @@ TEST(SharedTaskCodecTest, RefusesValuesThatBreakARule) {
   EXPECT_TRUE(DecodeSharedTask(DumpJson(at_bound)));
 }
 
-DocumentOutputs Doc(std::string name, std::string markdown) {
-  DocumentOutputs o;
-  o.name = std::move(name);
-  o.markdown = std::move(markdown);
-  o.middle_json = "{\"pdf_info\": [{}]}";
-  o.model_json = "[]";
-  o.content_list = "[]";
-  o.report = "{}";
-  o.images = {{"crop.jpg", std::string("\xFF\xD8\0\xFF\xD9", 5)}};
-  return o;
-}
-
 TEST(SharedTaskCodecTest, OutputsRoundTripAndRefuseCorruption) {
-  const std::vector<DocumentOutputs> docs = {Doc("a", "# A\n"), Doc("b", "# B\n")};
+  const std::vector<DocumentOutputs> docs = {testing::SampleOutputs("# A\n", "a"),
+                                             testing::SampleOutputs("# B\n", "b")};
   const std::string bytes = SerializeTaskOutputs(docs);
   auto back = ParseTaskOutputs(bytes);
   ASSERT_TRUE(back) << back.error().ToString();
