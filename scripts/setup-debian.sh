@@ -22,6 +22,9 @@ packages=(
   rabbitmq-server     # a real RabbitMQ for the queue tests (tests/support/rabbitmq_server.h)
   libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
+  libpoppler-glib-dev # the original PDF pages drawn under <stem>_layout.pdf's boxes (render helper)
+  libcairo2-dev       # <stem>_layout.pdf, and the tokens drawn into masked table crops
+  fonts-dejavu-core   # DejaVu Sans: the font of those tokens (MinerU's client tries Arial, then it)
   libgtest-dev        # tests
   libbenchmark-dev    # kernel micro-benchmarks
   python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema

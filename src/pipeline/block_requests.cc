@@ -18,7 +18,8 @@ std::vector<BlockType> ParseNotExtractList(std::span<const std::string> names,
                                            std::vector<std::string>* warnings) {
   std::vector<BlockType> types;
   for (const std::string& name : names) {
-    const std::optional<BlockType> type = ParseBlockType(name);
+    std::optional<BlockType> type = ParseBlockType(name);
+    if (type && !Is2509BlockType(*type)) type.reset();
     if (!type) {
       if (warnings != nullptr) {
         warnings->push_back("not_extract_list: unknown block type '" + name + "' ignored");

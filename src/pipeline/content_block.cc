@@ -6,12 +6,14 @@
 namespace mineru::pipeline {
 namespace {
 
-constexpr std::array<std::string_view, kBlockTypeCount> kNames = {
-    "text",         "title",         "table",          "image",         "code",
-    "algorithm",    "header",        "footer",         "page_number",   "page_footnote",
-    "aside_text",   "equation",      "equation_block", "ref_text",      "list",
-    "phonetic",     "table_caption", "table_footnote", "image_caption", "image_footnote",
-    "code_caption", "unknown",
+constexpr std::array<std::string_view, kProBlockTypeCount> kNames = {
+    "text",          "title",           "table",          "image",         "code",
+    "algorithm",     "header",          "footer",         "page_number",   "page_footnote",
+    "aside_text",    "equation",        "equation_block", "ref_text",      "list",
+    "phonetic",      "table_caption",   "table_footnote", "image_caption", "image_footnote",
+    "code_caption",  "unknown",         "doc_title",      "paragraph_title", "formula_number",
+    "index",         "list_item",       "caption",        "footnote",      "chart",
+    "image_block",
 };
 
 }  // namespace

@@ -53,6 +53,7 @@ struct RegionHead {
   std::array<int64_t, 4> coords = {0, 0, 0, 0};  // saturated at kGridMax + 1
   std::string label;                             // as written (not lower-cased)
   std::optional<int> angle;
+  size_t end = 0;  // offset just past the head (where TAIL begins)
 };
 
 // A cursor over the answer that matches the head's pieces one at a time.
@@ -95,6 +96,8 @@ class HeadMatcher {
     return true;
   }
 
+  size_t pos() const { return pos_; }
+
   std::optional<int> Rotate() {
     for (const RotateToken& rotate : kRotateTokens) {
       if (Literal(rotate.token)) return rotate.angle;
@@ -121,6 +124,7 @@ std::optional<RegionHead> MatchHead(std::string_view text, size_t pos) {
     return std::nullopt;
   }
   head.angle = m.Rotate();
+  head.end = m.pos();
   return head;
 }
 
@@ -153,6 +157,19 @@ bool CoveredByTable(const std::array<int64_t, 4>& inner, const std::array<int64_
   return intersection * kTableCoverDenominator >= area * kTableCoverNumerator;
 }
 
+// The Pro client's cover ratio (_calculate_overlap style) in double precision on the normalised
+// boxes: 0 without intersection or for an empty inner box.
+bool CoveredByTableFloat(const std::array<double, 4>& inner, const std::array<double, 4>& outer) {
+  const double x1 = std::max(inner[0], outer[0]);
+  const double y1 = std::max(inner[1], outer[1]);
+  const double x2 = std::min(inner[2], outer[2]);
+  const double y2 = std::min(inner[3], outer[3]);
+  if (x2 <= x1 || y2 <= y1) return false;
+  const double area = (inner[2] - inner[0]) * (inner[3] - inner[1]);
+  if (!(area > 0)) return false;
+  return (x2 - x1) * (y2 - y1) / area >= 0.9;
+}
+
 bool DroppedUnderTable(BlockType type) {
   return type == BlockType::kText || type == BlockType::kEquation ||
          type == BlockType::kEquationBlock;
@@ -176,7 +193,13 @@ std::string Excerpt(std::string_view text, size_t pos) {
 
 }  // namespace
 
-std::vector<ContentBlock> ParseLayout(std::string_view output, std::vector<std::string>* warnings) {
+LayoutRules LayoutRulesFor(Profile profile) {
+  if (profile == Profile::k2509) return {};
+  return LayoutRules{.pro_types = true, .merge_prev = true, .float_cover_ratio = true};
+}
+
+std::vector<ContentBlock> ParseLayout(std::string_view output, const LayoutRules& rules,
+                                      std::vector<std::string>* warnings) {
   std::vector<GridBlock> kept;
   // Every match of the region regex starts at a <|box_start|>, and a match's tail stops at the
   // next one, so trying each occurrence in turn reproduces finditer exactly.
@@ -198,7 +221,8 @@ std::vector<ContentBlock> ParseLayout(std::string_view output, std::vector<std::
     std::transform(label.begin(), label.end(), label.begin(), ToLowerAscii);
     if (label == "unknown") label = "image";
     if (label == "inline_formula") continue;
-    const std::optional<BlockType> type = ParseBlockType(label);
+    std::optional<BlockType> type = ParseBlockType(label);
+    if (type && !rules.pro_types && !Is2509BlockType(*type)) type.reset();
     if (!type) {
       Warn(warnings, fmt::format("layout: unknown block type '{}' dropped at offset {}",
                                  Excerpt(label, 0), pos));
@@ -213,6 +237,12 @@ std::vector<ContentBlock> ParseLayout(std::string_view output, std::vector<std::
     g.block.type = *type;
     for (int i = 0; i < 4; ++i) g.block.bbox[i] = static_cast<double>(g.grid[i]) / 1000.0;
     g.block.angle = head->angle;
+    if (rules.merge_prev && *type == BlockType::kText) {
+      const size_t next = output.find(kBoxStart, head->end);
+      const std::string_view tail = output.substr(
+          head->end, next == std::string_view::npos ? std::string_view::npos : next - head->end);
+      g.block.merge_prev = tail.find("txt_contd_tgt") != std::string_view::npos;
+    }
     kept.push_back(std::move(g));
   }
 
@@ -221,7 +251,9 @@ std::vector<ContentBlock> ParseLayout(std::string_view output, std::vector<std::
   for (const GridBlock& g : kept) {
     if (DroppedUnderTable(g.block.type)) {
       const bool covered = std::any_of(kept.begin(), kept.end(), [&](const GridBlock& t) {
-        return t.block.type == BlockType::kTable && CoveredByTable(g.grid, t.grid);
+        if (t.block.type != BlockType::kTable) return false;
+        return rules.float_cover_ratio ? CoveredByTableFloat(g.block.bbox, t.block.bbox)
+                                       : CoveredByTable(g.grid, t.grid);
       });
       if (covered) continue;
     }
