@@ -16,14 +16,20 @@
 #include "base/mapped_file.h"
 #include "base/md5.h"
 #include "base/sha256.h"
+#include "image/data_url.h"
 #include "image/encode.h"
 #include "image/pdf/pdf_document.h"
 #include "image/phash.h"
 #include "image/resize.h"
 #include "image/transform.h"
 #include "pipeline/content_list.h"
+#include "pipeline/content_list_pro.h"
+#include "pipeline/content_list_v2.h"
+#include "pipeline/document_pro.h"
 #include "pipeline/magic_model.h"
+#include "pipeline/magic_model_pro.h"
 #include "pipeline/markdown.h"
+#include "pipeline/markdown_pro.h"
 #include "pipeline/table_merge.h"
 
 namespace mineru::pipeline {
@@ -44,7 +50,8 @@ struct PageOutput {
   ExtractTimings timings;
   double assemble_seconds = 0;
   Json middle;  // PageInfo (3.2)
-  Json model;   // the client's blocks (3.5)
+  Json model;   // the client's blocks (3.5); Pro: written after the cross-page table step
+  std::vector<ContentBlock> client_blocks;  // Pro: kept for the cross-page table step
   std::optional<std::string> error;
   std::vector<std::string> warnings;
   int64_t failed_blocks = 0, requests = 0, cached_requests = 0, generated_tokens = 0;
@@ -88,11 +95,24 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Json EmptyPage(int page_idx, int width_pt, int height_pt) {
-  return Json{{"para_blocks", Json::array()},
-              {"discarded_blocks", Json::array()},
-              {"page_size", {width_pt, height_pt}},
-              {"page_idx", page_idx}};
+Json EmptyPage(int page_idx, int width_pt, int height_pt, Profile profile) {
+  Json page{{"para_blocks", Json::array()},
+            {"discarded_blocks", Json::array()},
+            {"page_size", {width_pt, height_pt}},
+            {"page_idx", page_idx}};
+  if (profile == Profile::kPro) page["preproc_blocks"] = Json::array();
+  return page;
+}
+
+// The file extension MinerU gives an inline table image of `mime_type` (jpeg -> jpg); empty for
+// types it would not write as they are.
+std::string InlineImageExtension(std::string_view mime_type) {
+  if (mime_type == "image/jpeg" || mime_type == "image/jpg") return "jpg";
+  if (mime_type == "image/png") return "png";
+  if (mime_type == "image/gif") return "gif";
+  if (mime_type == "image/bmp") return "bmp";
+  if (mime_type == "image/webp") return "webp";
+  return {};
 }
 
 Json ModelBlocks(const std::vector<ContentBlock>& blocks) {
@@ -115,10 +135,11 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   const int width_pt = static_cast<int>(job.width_pt), height_pt = static_cast<int>(job.height_pt);
   ExtractOptions extract = options.extract;
   if (options.cancel) extract.cancel = options.cancel;
+  const Profile profile = extract.profile;
   auto extraction = ExtractPage(generator, job.image, extract);
   if (!extraction) {
     out.error = extraction.error().ToString();
-    out.middle = EmptyPage(job.page_idx, width_pt, height_pt);
+    out.middle = EmptyPage(job.page_idx, width_pt, height_pt, profile);
     out.model = Json::array();
     return out;
   }
@@ -156,9 +177,37 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
     }
     return name;
   };
-  out.middle =
-      MiddlePage(extraction->blocks, job.page_idx, width_pt, height_pt, save, &out.warnings);
-  out.model = ModelBlocks(extraction->blocks);
+  if (profile == Profile::kPro) {
+    // Inline table images (data URIs in the HTML) as MinerU 3.4.4 writes them:
+    // images/<sha256 of the whole URI>.<ext>.
+    InlineImageFn save_inline = [&](std::string_view uri) {
+      auto parsed = image::ParseDataUrl(uri, kMaxInlineTableImageBytes);
+      if (!parsed) {
+        out.warnings.push_back(fmt::format("inline table image: {}", parsed.error().ToString()));
+        return std::string();
+      }
+      const std::string ext = InlineImageExtension(parsed->mime_type);
+      if (ext.empty()) {
+        out.warnings.push_back(
+            fmt::format("inline table image of type '{}' not written", parsed->mime_type));
+        return std::string();
+      }
+      const std::string name = HexString(Sha256Of(uri)) + "." + ext;
+      if (Status written = WriteFileAtomically((images_dir / name).string(), parsed->bytes);
+          !written) {
+        out.warnings.push_back(fmt::format("inline table image: {}", written.error().ToString()));
+        return std::string();
+      }
+      return name;
+    };
+    out.middle = MiddlePagePro(extraction->blocks, job.page_idx, width_pt, height_pt, save,
+                               save_inline, &out.warnings);
+    out.client_blocks = std::move(extraction->blocks);
+  } else {
+    out.middle =
+        MiddlePage(extraction->blocks, job.page_idx, width_pt, height_pt, save, &out.warnings);
+    out.model = ModelBlocks(extraction->blocks);
+  }
   out.assemble_seconds = SecondsSince(assemble_start);
   return out;
 }
@@ -318,8 +367,10 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   if (cancelled()) return Fail(ErrorCode::kCancelled, "{}: parse cancelled", input_path);
   MINERU_RETURN_IF_ERROR(render_status);
 
+  const Profile profile = options.extract.profile;
   Json pdf_info = Json::array();
   Json model = Json::array();
+  std::vector<std::vector<ContentBlock>> client_pages;
   for (PageOutput& page : pages) {
     const int page_idx = page.middle.value("page_idx", 0);
     if (page.error) result.failed_pages.push_back({page_idx, *page.error});
@@ -334,29 +385,67 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     result.extract += page.timings;
     result.assemble_seconds += page.assemble_seconds;
     pdf_info.push_back(std::move(page.middle));
-    model.push_back(std::move(page.model));
+    if (profile == Profile::kPro) {
+      client_pages.push_back(std::move(page.client_blocks));
+    } else {
+      model.push_back(std::move(page.model));
+    }
   }
   const auto document_start = std::chrono::steady_clock::now();
-  if (options.table_merge && options.extract.table) MergeCrossPageTables(pdf_info);
   MarkdownOptions markdown_options;
   markdown_options.formula_enabled = options.extract.formula;
   markdown_options.table_enabled = options.extract.table;
-  const std::string markdown = MakeMarkdown(pdf_info, markdown_options);
-  const Json content_list = MakeContentList(pdf_info);
+  std::string markdown;
+  Json content_list;
+  if (profile == Profile::kPro) {
+    if (options.model_table_merge && options.extract.table) {
+      CrossPageTableOptions merge_options;
+      merge_options.max_new_tokens = options.extract.max_new_tokens;
+      merge_options.cache = options.extract.cache;
+      merge_options.attempts = options.extract.block_attempts;
+      const CrossPageTableStats merge =
+          DetectCrossPageTables(generator, client_pages, pdf_info, merge_options, &result.warnings);
+      result.requests += merge.requests;
+      result.cached_requests += merge.cached_requests;
+      result.generated_tokens += merge.generated_tokens;
+      result.table_merge_requests = merge.candidates;
+      result.table_merges = merge.merged;
+    }
+    for (const std::vector<ContentBlock>& blocks : client_pages) {
+      model.push_back(ModelBlocksPro(blocks));
+    }
+    FinalizeMiddleJsonPro(pdf_info, options.table_merge && options.extract.table);
+    markdown = MakeMarkdownPro(pdf_info, markdown_options);
+    content_list = MakeContentListPro(pdf_info, markdown_options);
+  } else {
+    if (options.table_merge && options.extract.table) MergeCrossPageTables(pdf_info);
+    markdown = MakeMarkdown(pdf_info, markdown_options);
+    content_list = MakeContentList(pdf_info);
+  }
+  const Json content_list_v2 = MakeContentListV2(pdf_info, markdown_options);
   // _version_name: the MinerU release whose output format these files follow.
-  const Json middle{{"pdf_info", pdf_info}, {"_backend", "vlm"}, {"_version_name", "2.7.6"}};
+  const Json middle{{"pdf_info", pdf_info},
+                    {"_backend", "vlm"},
+                    {"_version_name", std::string(MineruOutputVersion(profile))}};
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + ".md"), markdown));
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_content_list.json"), Dump(content_list)));
+  MINERU_RETURN_IF_ERROR(
+      WriteText(out_dir / (stem + "_content_list_v2.json"), Dump(content_list_v2)));
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_middle.json"), Dump(middle)));
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_model.json"), Dump(model)));
   // What went wrong, beside the outputs: failed pages and blocks never pass silently.
-  Json report{{"pages", result.pages},
+  Json report{{"profile", std::string(ProfileName(profile))},
+              {"pages", result.pages},
               {"failed_pages", Json::array()},
               {"failed_blocks", result.failed_blocks},
               {"requests", result.requests},
               {"cached_requests", result.cached_requests},
               {"page_phash", Json::array()},
               {"warnings", result.warnings}};
+  if (profile == Profile::kPro) {
+    report["table_merge_requests"] = result.table_merge_requests;
+    report["table_merges"] = result.table_merges;
+  }
   for (uint64_t h : result.page_hashes) report["page_phash"].push_back(fmt::format("{:016x}", h));
   for (const PageFailure& f : result.failed_pages) {
     report["failed_pages"].push_back({{"page_idx", f.page_idx}, {"error", f.error}});

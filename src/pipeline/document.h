@@ -33,6 +33,10 @@
 namespace mineru::pipeline {
 
 inline constexpr int kDefaultPagesInFlight = 4;
+// Largest inline table image (a data URI in a Pro table's HTML) written to images/. The URIs come
+// from the page's own masked images or from the model's answer, both far smaller; a range check,
+// not a tunable limit.
+inline constexpr uint64_t kMaxInlineTableImageBytes = uint64_t{64} << 20;
 
 struct DocumentOptions {
   ExtractOptions extract;
@@ -43,6 +47,9 @@ struct DocumentOptions {
   pdf::RenderOptions render;
   image::DecodeOptions image_decode;
   bool table_merge = true;  // cross-page table merge (3.7), with table recognition on
+  // Pro: the model is asked whether the cells of tables continued across pages merge
+  // (enable_cross_page_table_merge, MinerU 3.4.4's default), with table recognition on.
+  bool model_table_merge = true;
   // When set and true, the document is abandoned: no further page is rendered, pages in flight
   // cancel their engine requests (ExtractOptions::cancel), nothing more is written, and
   // ParseDocument returns kCancelled. Overrides extract.cancel.
@@ -65,6 +72,8 @@ struct DocumentResult {
   // rendered): a near-duplicate hint, written to the report as 16 hex digits.
   std::vector<uint64_t> page_hashes;
   int64_t generated_tokens = 0;
+  int64_t table_merge_requests = 0;  // Pro: table pairs asked about (cross-page tables)
+  int64_t table_merges = 0;          // Pro: answers that became a cell_merge
   std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
   // Where the time went (seconds): pages rendered (or the image decoded and resized) on the
   // calling thread, each page's steps summed over pages, and writing the outputs.

@@ -246,14 +246,18 @@ std::vector<ContentBlock> ParseLayout(std::string_view output, const LayoutRules
     kept.push_back(std::move(g));
   }
 
+  // Tables first, so the filter costs blocks x tables, not blocks squared.
+  std::vector<const GridBlock*> tables;
+  for (const GridBlock& g : kept) {
+    if (g.block.type == BlockType::kTable) tables.push_back(&g);
+  }
   std::vector<ContentBlock> blocks;
   blocks.reserve(kept.size());
   for (const GridBlock& g : kept) {
     if (DroppedUnderTable(g.block.type)) {
-      const bool covered = std::any_of(kept.begin(), kept.end(), [&](const GridBlock& t) {
-        if (t.block.type != BlockType::kTable) return false;
-        return rules.float_cover_ratio ? CoveredByTableFloat(g.block.bbox, t.block.bbox)
-                                       : CoveredByTable(g.grid, t.grid);
+      const bool covered = std::any_of(tables.begin(), tables.end(), [&](const GridBlock* t) {
+        return rules.float_cover_ratio ? CoveredByTableFloat(g.block.bbox, t->block.bbox)
+                                       : CoveredByTable(g.grid, t->grid);
       });
       if (covered) continue;
     }

@@ -5,7 +5,9 @@
 
 #include "image/mineru_crops.h"
 #include "pipeline/block_requests.h"
+#include "pipeline/block_requests_pro.h"
 #include "pipeline/layout_parser.h"
+#include "pipeline/post_process_pro.h"
 
 namespace mineru::pipeline {
 namespace {
@@ -71,6 +73,29 @@ engine::GenerationResult WaitUnlessCancelled(engine::RequestHandle& handle,
   }
 }
 
+// Step 2 of the 2509 client (block_requests.h): every recognised type, its upright crop.
+std::vector<BlockRequest> Prepare2509Requests(const image::RgbImage& page,
+                                              const std::vector<ContentBlock>& blocks,
+                                              const std::vector<BlockType>& not_extract,
+                                              std::vector<std::string>* warnings,
+                                              ThreadPool* pool) {
+  std::vector<BlockRequest> requests;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!IsRecognised(blocks[i].type, not_extract)) continue;
+    auto crop =
+        image::PrepareBlockImage(page, blocks[i].bbox, blocks[i].angle.value_or(0), {}, pool);
+    if (!crop) {
+      warnings->push_back(fmt::format("block {} ({}): crop failed: {}", i,
+                                      BlockTypeName(blocks[i].type), crop.error().ToString()));
+      continue;
+    }
+    if (!*crop) continue;  // empty after rounding: MinerU skips it
+    requests.push_back({i, RecognitionPrompt(blocks[i].type), RecognitionSampling(blocks[i].type),
+                        std::move(**crop)});
+  }
+  return requests;
+}
+
 tl::unexpected<Error> CancelledError() {
   return Fail(ErrorCode::kCancelled, "page extraction cancelled");
 }
@@ -127,49 +152,43 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   }
   out.timings.layout_wall = Since(layout_start);
   out.layout_output = layout->text;
-  std::vector<ContentBlock> blocks = ParseLayout(layout->text, &out.warnings);
+  const bool pro = options.profile == Profile::kPro;
+  std::vector<ContentBlock> blocks =
+      ParseLayout(layout->text, LayoutRulesFor(options.profile), &out.warnings);
 
   // Step 2: one request per recognised block, all in flight together.
   std::vector<BlockType> not_extract;
   if (!options.formula) not_extract.push_back(BlockType::kEquation);
   if (!options.table) not_extract.push_back(BlockType::kTable);
+  std::vector<BlockRequest> requests =
+      pro ? PrepareProRequests(page, blocks, {options.image_analysis, not_extract}, &out.warnings,
+                               pool)
+          : Prepare2509Requests(page, blocks, not_extract, &out.warnings, pool);
   struct Pending {
-    size_t block;
-    image::RgbImage crop;
+    BlockRequest request;
     std::optional<engine::RequestHandle> handle;
     std::string error;
     std::optional<std::string> cache_key;
   };
   std::vector<Pending> pending;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    if (!IsRecognised(blocks[i].type, not_extract)) continue;
-    auto crop =
-        image::PrepareBlockImage(page, blocks[i].bbox, blocks[i].angle.value_or(0), {}, pool);
-    if (!crop) {
-      out.warnings.push_back(fmt::format("block {} ({}): crop failed: {}", i,
-                                         BlockTypeName(blocks[i].type), crop.error().ToString()));
-      continue;
-    }
-    if (!*crop) continue;  // empty after rounding: MinerU skips it
+  for (BlockRequest& r : requests) {
     std::optional<std::string> key;
     if (options.cache) {
-      key = RequestCacheKey(**crop, RecognitionPrompt(blocks[i].type),
-                            RecognitionSampling(blocks[i].type), options.max_new_tokens);
+      key = RequestCacheKey(r.image, r.prompt, r.sampling, options.max_new_tokens);
       if (key) {
         if (std::optional<std::string> cached = options.cache->Get(*key)) {
-          blocks[i].content = std::move(*cached);
+          blocks[r.block].content = std::move(*cached);
           ++out.cached_requests;
           continue;
         }
       }
     }
-    pending.push_back({i, std::move(**crop), std::nullopt, {}, std::move(key)});
+    pending.push_back({std::move(r), std::nullopt, {}, std::move(key)});
   }
   auto submit = [&](Pending& p) {
-    const BlockType type = blocks[p.block].type;
     ++out.requests;
     auto handle = generator.Submit(
-        ImageRequest(p.crop, RecognitionPrompt(type), RecognitionSampling(type), options));
+        ImageRequest(p.request.image, p.request.prompt, p.request.sampling, options));
     if (handle) {
       p.handle = *handle;
     } else {
@@ -182,14 +201,14 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     std::vector<Pending*> retry;
     for (Pending& p : pending) {
-      if (blocks[p.block].content) continue;
+      if (blocks[p.request.block].content) continue;
       if (p.handle) {
         engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options);
         out.generated_tokens += result.usage.completion_tokens;
         AddRequestTimings(result, out.timings);
         if (Usable(result)) {
           if (p.cache_key) options.cache->Put(*p.cache_key, result.text);
-          blocks[p.block].content = result.text;
+          blocks[p.request.block].content = result.text;
           continue;
         }
         p.error = Describe(result);
@@ -200,10 +219,10 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     if (attempt == attempts) {
       for (Pending* p : retry) {
         ++out.failed_blocks;
-        blocks[p->block].content = std::string();
+        blocks[p->request.block].content = std::string();
         out.warnings.push_back(
-            fmt::format("block {} ({}): recognition failed after {} attempts: {}", p->block,
-                        BlockTypeName(blocks[p->block].type), attempts, p->error));
+            fmt::format("block {} ({}): recognition failed after {} attempts: {}", p->request.block,
+                        BlockTypeName(blocks[p->request.block].type), attempts, p->error));
       }
       break;
     }
@@ -212,7 +231,8 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
 
   out.timings.blocks_wall = Since(blocks_start);
   const engine::Clock::time_point post_start = engine::Clock::now();
-  out.blocks = PostProcess(std::move(blocks), options.post_process, &out.warnings);
+  out.blocks = pro ? PostProcessPro(std::move(blocks), options.post_process, &out.warnings)
+                  : PostProcess(std::move(blocks), options.post_process, &out.warnings);
   out.timings.post_process = Since(post_start);
   return out;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// MinerU2.5's two steps on one page image (spec/mineru.md sections 2.2-2.7): the layout request
-// on the page resized to 1036 x 1036, the layout answer parsed into blocks, one recognition
-// request per block on its upright crop of the full-resolution page (all of a page's requests
-// in flight together), then the client's post-processing.
+// MinerU2.5's two steps on one page image: the layout request on the page resized to 1036 x 1036,
+// the layout answer parsed into blocks, one recognition request per block on its upright crop of
+// the full-resolution page (all of a page's requests in flight together), then the client's
+// post-processing -- each by the rules of the profile's client (2509: mineru-vl-utils 0.1.22,
+// block_requests.h, post_process.h; pro: mineru-vl-utils 1.2.1, block_requests_pro.h,
+// post_process_pro.h).
 //
 // Failure is local: a block whose request fails, times out or is refused is tried again once
 // (options.block_attempts), then left without content and named in the warnings; only a layout
@@ -23,13 +25,18 @@
 #include "pipeline/content_block.h"
 #include "pipeline/generator.h"
 #include "pipeline/post_process.h"
+#include "pipeline/profile.h"
 #include "pipeline/request_cache.h"
 
 namespace mineru::pipeline {
 
 struct ExtractOptions {
+  // Which client's rules: layout grammar, step-2 selection and post-processing.
+  Profile profile = Profile::k2509;
   bool formula = true;  // recognise equations (off: equation blocks keep no content)
   bool table = true;    // recognise tables (off: table blocks keep no content)
+  // Pro: image and chart blocks get an "Image Analysis" request (MinerU 3.4.4's default).
+  bool image_analysis = true;
   int block_attempts = 2;
   // Longest a single request may take (its engine deadline); unset: no limit.
   std::optional<std::chrono::milliseconds> request_timeout;

@@ -90,8 +90,8 @@ std::string CombineEquations(const std::vector<std::string_view>& equations) {
   return out;
 }
 
-// Step 4 (do_handle_equation_block): merges grouped equations; equation_block blocks stay (step 6
-// removes them).
+}  // namespace
+
 Result<std::vector<ContentBlock>> MergeEquationBlocks(std::vector<ContentBlock> blocks) {
   std::vector<size_t> equations;
   for (size_t i = 0; i < blocks.size(); ++i) {
@@ -136,13 +136,14 @@ Result<std::vector<ContentBlock>> MergeEquationBlocks(std::vector<ContentBlock> 
   return out;
 }
 
-// Step 5 (_add_equation_brackets).
 std::string WrapEquation(std::string_view content) {
   std::string out(PythonStrip(content));
   if (!out.starts_with("\\[")) out.insert(0, "\\[\n");
   if (!out.ends_with("\\]")) out += "\n\\]";
   return out;
 }
+
+namespace {
 
 bool IsParatext(BlockType type) {
   switch (type) {

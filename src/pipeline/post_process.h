@@ -21,6 +21,9 @@ struct PostProcessOptions {
   bool abandon_list = false;
   // Step 6: drop header, footer, page_number, aside_text, page_footnote, unknown; MinerU: false.
   bool abandon_paratext = false;
+  // Pro client only (PostProcessPro): \( \) and \[ \] inside table HTML become <eq>...</eq>
+  // (enable_table_formula_eq_wrap; MinerU 3.4.4 turns it on). The 2509 client has no such step.
+  bool table_formula_eq_wrap = false;
 };
 
 // An equation_block merges the equations whose box lies more than this share inside it.
@@ -45,6 +48,13 @@ inline constexpr double kEquationBlockCoverRatio = 0.9;
 Result<std::vector<ContentBlock>> TryPostProcess(const std::vector<ContentBlock>& blocks,
                                                  const PostProcessOptions& options,
                                                  std::vector<std::string>* warnings);
+
+// Step 4 alone (do_handle_equation_block): the grouped equations merged, equation_block blocks
+// kept (step 6 removes them). Fails as TryPostProcess does.
+Result<std::vector<ContentBlock>> MergeEquationBlocks(std::vector<ContentBlock> blocks);
+
+// Step 5 alone (_add_equation_brackets) on one equation's content.
+std::string WrapEquation(std::string_view content);
 
 // TryPostProcess(); on failure (step 7) a warning is added and `blocks` come back unprocessed.
 // `warnings` may be null.
