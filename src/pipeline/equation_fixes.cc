@@ -203,12 +203,22 @@ std::vector<ArrayRange> FindArrays(const std::vector<std::string_view>& nodes) {
       open.pop_back();
     }
   }
-  for (size_t a = 0; a < arrays.size(); ++a) {
-    for (size_t b = 0; b < arrays.size(); ++b) {
-      if (a != b && arrays[a].start < arrays[b].start && arrays[a].end > arrays[b].end) {
-        arrays[a].contained_tags.push_back(arrays[b].tag);
-      }
+  // find_contain: b is in a when a.start < b.start and a.end > b.end. Stack pairing makes the
+  // ranges nested or disjoint (starts and ends all distinct), so "contained" means "descendant":
+  // walking the arrays by start with a stack of the ranges still open finds every pair in
+  // O(arrays x depth) instead of testing all pairs. (The order of a contained list is immaterial:
+  // it is used as a set and for its size.)
+  std::vector<size_t> by_start(arrays.size());
+  for (size_t i = 0; i < by_start.size(); ++i) by_start[i] = i;
+  std::sort(by_start.begin(), by_start.end(),
+            [&](size_t x, size_t y) { return arrays[x].start < arrays[y].start; });
+  std::vector<size_t> enclosing;
+  for (size_t b : by_start) {
+    while (!enclosing.empty() && arrays[enclosing.back()].end < arrays[b].start) {
+      enclosing.pop_back();
     }
+    for (size_t a : enclosing) arrays[a].contained_tags.push_back(arrays[b].tag);
+    enclosing.push_back(b);
   }
   // Outermost (most contained arrays) first; stable like Python's sorted().
   std::stable_sort(arrays.begin(), arrays.end(), [](const ArrayRange& x, const ArrayRange& y) {
@@ -220,6 +230,8 @@ std::vector<ArrayRange> FindArrays(const std::vector<std::string_view>& nodes) {
 // tag_element(): each fragment's cell in the first array (in FindArrays order) that owns it
 // directly; an array's contained arrays are masked out, and `&`/`\\` advance the cell number.
 // Without arrays the client returns a single untagged entry, so only fragment 0 takes part.
+// Work per array is its own fragment range plus its contained list (the masks are clipped to the
+// range, the only part the walk reads).
 std::vector<CellTag> TagCells(const std::vector<std::string_view>& nodes,
                               const std::vector<ArrayRange>& arrays) {
   if (arrays.empty()) return {CellTag()};
@@ -227,22 +239,25 @@ std::vector<CellTag> TagCells(const std::vector<std::string_view>& nodes,
   for (const ArrayRange& a : arrays) by_tag[a.tag] = &a;
   std::vector<CellTag> tags(nodes.size());
   std::vector<bool> decided(nodes.size(), false);
-  std::vector<int> mask_delta(nodes.size() + 1);
+  std::vector<int> mask_delta;
   for (const ArrayRange& a : arrays) {
-    std::fill(mask_delta.begin(), mask_delta.end(), 0);
+    if (a.start >= nodes.size()) continue;
+    const size_t first = a.start;
+    const size_t last = std::min(a.end, nodes.size() - 1);
+    mask_delta.assign(last - first + 2, 0);
     for (int t : a.contained_tags) {
       const ArrayRange* inner = by_tag[t];
-      size_t lo = std::min(inner->start, nodes.size());
-      size_t hi = std::min(inner->end + 1, nodes.size());
+      size_t lo = std::max(inner->start, first);
+      size_t hi = std::min(inner->end, last) + 1;
       if (lo >= hi) continue;
-      ++mask_delta[lo];
-      --mask_delta[hi];
+      ++mask_delta[lo - first];
+      --mask_delta[hi - first];
     }
     int masked = 0;
     int cell = 0;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      masked += mask_delta[i];
-      if (masked > 0 || i < a.start || i > a.end) continue;
+    for (size_t i = first; i <= last; ++i) {
+      masked += mask_delta[i - first];
+      if (masked > 0) continue;
       if (nodes[i] == "&" || nodes[i] == "\\\\") {
         ++cell;
       } else if (!decided[i]) {
@@ -374,14 +389,10 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kSizedDe
     {"{\\rangle}", "\\rangle "},
 }};
 
-}  // namespace
-
-size_t CountLeftDelimiters(std::string_view latex) { return CountMatches(latex, MatchLeft); }
-
-size_t CountRightDelimiters(std::string_view latex) { return CountMatches(latex, MatchRight); }
-
-std::string FixLeftRight(std::string_view latex) {
-  if (CountLeftDelimiters(latex) == CountRightDelimiters(latex)) return std::string(latex);
+// check_left_right() fails and check_align() holds: the counts of \left and \right delimiters
+// differ and `\begin{array}` occurs as often as `\end{array}` (non-overlapping substrings).
+bool LeftRightFixApplies(std::string_view latex) {
+  if (CountMatches(latex, MatchLeft) == CountMatches(latex, MatchRight)) return false;
   auto count = [&](std::string_view what) {
     size_t n = 0;
     for (size_t pos = latex.find(what); pos != std::string_view::npos;
@@ -390,27 +401,64 @@ std::string FixLeftRight(std::string_view latex) {
     }
     return n;
   };
-  if (count("\\begin{array}") != count("\\end{array}")) return std::string(latex);
+  return count("\\begin{array}") == count("\\end{array}");
+}
 
-  // Fragments: split at the array delimiters, empty pieces dropped, each trimmed (a
-  // whitespace-only piece stays as an empty fragment, as in the client).
+// The fix's fragments: `latex` trimmed, split at the array delimiters (kept as fragments), empty
+// pieces dropped, each trimmed (a whitespace-only piece stays as an empty fragment, as in the
+// client).
+std::vector<std::string_view> ArrayFragments(std::string_view latex) {
   std::vector<std::string_view> nodes;
   for (std::string_view piece : SplitKeepingMatches(PythonStrip(latex), MatchArrayDelimiter)) {
     if (!piece.empty()) nodes.push_back(PythonStrip(piece));
   }
+  return nodes;
+}
+
+// tag_array()'s pairing as the 1.2.1 guard sees it: whether every `\end{array}` fragment closes
+// an open array (a fragment containing `\begin{array}`) and none is left open at the end; and
+// the deepest nesting and number of arrays, which size the tagging work.
+struct ArrayNesting {
+  bool proper = true;
+  size_t max_depth = 0;
+  size_t arrays = 0;
+};
+
+ArrayNesting MeasureArrayNesting(const std::vector<std::string_view>& nodes) {
+  ArrayNesting nesting;
+  size_t open = 0;
+  for (std::string_view node : nodes) {
+    if (node.find("\\begin{array}") != std::string_view::npos) {
+      nesting.max_depth = std::max(nesting.max_depth, ++open);
+    } else if (node == "\\end{array}") {
+      if (open == 0) {
+        nesting.proper = false;
+        return nesting;
+      }
+      --open;
+      ++nesting.arrays;
+    }
+  }
+  nesting.proper = open == 0;
+  return nesting;
+}
+
+// fix_left_right_mismatch() on the fragments: tag them, balance every cell whose counts differ,
+// concatenate.
+std::string BalanceFragments(const std::vector<std::string_view>& nodes) {
   std::vector<ArrayRange> arrays = FindArrays(nodes);
   std::vector<CellTag> tags = TagCells(nodes, arrays);
 
   // Cells in first-seen order with their fragments (cells are disjoint, so order is moot).
   std::vector<std::pair<CellTag, std::vector<size_t>>> cells;
+  std::map<CellTag, size_t> cell_index;
   for (size_t i = 0; i < std::min(tags.size(), nodes.size()); ++i) {
     if (IsStructural(nodes[i])) continue;
-    auto it =
-        std::find_if(cells.begin(), cells.end(), [&](const auto& c) { return c.first == tags[i]; });
-    if (it == cells.end()) {
+    auto [it, inserted] = cell_index.try_emplace(tags[i], cells.size());
+    if (inserted) {
       cells.push_back({tags[i], {i}});
     } else {
-      it->second.push_back(i);
+      cells[it->second].second.push_back(i);
     }
   }
 
@@ -419,14 +467,38 @@ std::string FixLeftRight(std::string_view latex) {
     size_t left = 0;
     size_t right = 0;
     for (size_t i : members) {
-      left += CountLeftDelimiters(nodes[i]);
-      right += CountRightDelimiters(nodes[i]);
+      left += CountMatches(nodes[i], MatchLeft);
+      right += CountMatches(nodes[i], MatchRight);
     }
     if (left != right) BalanceCell(members, nodes, &out);
   }
   std::string fixed;
   for (const std::string& node : out) fixed += node;
   return fixed;
+}
+
+}  // namespace
+
+size_t CountLeftDelimiters(std::string_view latex) { return CountMatches(latex, MatchLeft); }
+
+size_t CountRightDelimiters(std::string_view latex) { return CountMatches(latex, MatchRight); }
+
+std::string FixLeftRight(std::string_view latex) {
+  if (!LeftRightFixApplies(latex)) return std::string(latex);
+  return BalanceFragments(ArrayFragments(latex));
+}
+
+std::string FixLeftRightGuarded(std::string_view latex) {
+  if (!LeftRightFixApplies(latex)) return std::string(latex);
+  std::vector<std::string_view> nodes = ArrayFragments(latex);
+  ArrayNesting nesting = MeasureArrayNesting(nodes);
+  if (!nesting.proper) return std::string(latex);
+  // Tagging visits each fragment and each contained array once per enclosing array.
+  if (nesting.max_depth > 0 &&
+      nodes.size() + nesting.arrays > kMaxGuardedLeftRightWork / nesting.max_depth) {
+    return std::string(latex);
+  }
+  return BalanceFragments(nodes);
 }
 
 std::string RemoveDoubleSubscripts(std::string_view latex) {
@@ -520,6 +592,29 @@ std::string FixEquation(std::string_view latex) {
   s = FixSizedDelimiters(s);
   s = SpaceLessThan(s);
   return RemoveUnbalancedBraces(s);
+}
+
+std::string TrimEquationDelimiters(std::string_view latex) {
+  std::string_view s = PythonStrip(latex);
+  if (s.starts_with("\\[")) s.remove_prefix(2);
+  if (s.ends_with("\\]")) s.remove_suffix(2);
+  return std::string(PythonStrip(s));
+}
+
+std::string FixEquationPro(std::string_view latex) {
+  std::string s = FixLeftRightGuarded(TrimEquationDelimiters(latex));
+  s = RemoveDoubleSubscripts(s);
+  s = FixColonEquals(s);
+  s = FixSizedDelimiters(s);
+  s = SpaceLessThan(s);
+  return RemoveUnbalancedBraces(s);
+}
+
+std::string WrapDisplayEquation(std::string_view content) {
+  std::string out(PythonStrip(content));
+  if (!out.starts_with("\\[")) out.insert(0, "\\[\n");
+  if (!out.ends_with("\\]")) out += "\n\\]";
+  return out;
 }
 
 }  // namespace mineru::pipeline
