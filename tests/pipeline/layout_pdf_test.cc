@@ -2,13 +2,18 @@
 // BuildLayoutPlan on hand-built middle.json pages: every block kind's colour and paint, MinerU's
 // drawing order (mineru/utils/draw_bbox.py draw_layout_bbox, MinerU 2.7.6 and 3.4.4), the
 // reading-order numbers of blocks and group sub-blocks, cross_page sub-blocks left out, and
-// malformed pages that draw nothing instead of throwing.
+// malformed pages that draw nothing instead of throwing. Last, a plan drawn for real over a
+// corpus PDF by the render helper.
 #include "pipeline/layout_pdf.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "../support/scratch.h"
+#include "../support/subprocess.h"
+#include "image/pdf/pdf_document.h"
 
 namespace mineru::pipeline {
 namespace {
@@ -244,6 +249,28 @@ TEST(LayoutPlanTest, HugePageIsCutAtThePlanBounds) {
   EXPECT_EQ(plan.numbers.size(), pdf::kMaxLayoutNumbersPerPage);
   EXPECT_EQ(plan.numbers.back().number, pdf::kMaxLayoutNumbersPerPage);
   EXPECT_TRUE(pdf::ValidateLayoutPage(plan, 1, 1));
+}
+
+TEST(LayoutPlanTest, PlanOfAMiddleJsonPageDrawsOverItsPdf) {
+  // mineru_unittest_test.pdf, one page; the blocks roughly where MinerU finds them.
+  const Json pdf_info =
+      Json::array({Page({Block("title", 10),
+                         Group("table", 12, {Block("table_caption", 13), Block("table_body", 14)}),
+                         Group("list", 20, {Block("text", 21)}), Block("interline_equation", 30)},
+                        {Block("page_number", 40)})});
+  const pdf::LayoutPlan plan = BuildLayoutPlan(pdf_info, Profile::kPro);
+  pdf::RenderOptions options;
+  options.helper_path = MINERU_PDF_RENDER_BUILD_PATH;
+  auto doc = pdf::PdfDocument::Open(
+      std::string(MINERU_TEST_DATA_DIR) + "/corpus/mineru_unittest_test.pdf", options);
+  ASSERT_TRUE(doc) << doc.error().ToString();
+  const std::string out = testing_support::TestDir() + "/test_layout.pdf";
+  auto report = (*doc)->WriteLayoutPdf(plan, out);
+  ASSERT_TRUE(report) << report.error().ToString();
+  EXPECT_EQ(report->pages, 1);
+  const auto info = testing_support::RunProcess({"pdfinfo", out});
+  ASSERT_TRUE(info.exited && info.exit_code == 0) << testing_support::Describe(info);
+  EXPECT_NE(info.out.find("Pages:           1\n"), std::string::npos) << info.out;
 }
 
 }  // namespace
