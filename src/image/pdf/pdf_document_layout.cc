@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // PdfDocument::WriteLayoutPdf: the client side of the layout messages of protocol.h.
-#include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
