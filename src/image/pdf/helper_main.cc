@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-pdf-render: the render helper. It parses one untrusted PDF (descriptor 3) with Poppler
 // and renders the pages its client asks for, one at a time, answering over stdin/stdout in the
-// protocol of protocol.h. It is started and killed by PdfDocument; it is not meant to be run
-// by hand. Before it reads any input it limits itself: address space (RLIMIT_AS), CPU seconds
-// per step (RLIMIT_CPU, raised before each page), no core files. Whatever it
-// does wrong, it can only fail its own document.
+// protocol of protocol.h; on request it also writes <stem>_layout.pdf (the document's pages with
+// MinerU's layout boxes drawn over them) and streams it back. It is started and killed by
+// PdfDocument; it is not meant to be run by hand. Before it reads any input it limits itself:
+// address space (RLIMIT_AS), CPU seconds per step (RLIMIT_CPU, raised before each page, rendered or
+// laid out), no core files. Whatever it does wrong, it can only fail its own document.
 //
 // Usage: mineru-pdf-render --max-pages N --max-page-pixels N --max-document-bytes N
 //                          --page-cpu-seconds N --helper-memory BYTES
@@ -14,17 +15,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "image/pdf/poppler_document.h"
+#include "image/pdf/poppler_layout.h"
 #include "image/pdf/protocol.h"
 #include "image/pdf/render_options.h"
 
@@ -163,9 +167,9 @@ bool ReadFrame(proto::FrameHeader* header, std::vector<uint8_t>* payload) {
   if (!ReadExact(bytes.data(), bytes.size())) return false;
   auto parsed = proto::ParseHeader(bytes);
   if (!parsed) std::_Exit(kExitProtocol);
-  const uint64_t max = parsed->type == proto::MessageType::kOpen
-                           ? proto::MaxOpenPayload(kMaxPasswordBytes)
-                           : proto::kRenderBytes;
+  uint64_t max = proto::kRenderBytes;
+  if (parsed->type == proto::MessageType::kOpen) max = proto::MaxOpenPayload(kMaxPasswordBytes);
+  if (parsed->type == proto::MessageType::kLayoutPage) max = proto::MaxLayoutPagePayload();
   if (parsed->payload_bytes > max) std::_Exit(kExitProtocol);
   *header = *parsed;
   payload->resize(parsed->payload_bytes);
@@ -176,7 +180,9 @@ bool ReadFrame(proto::FrameHeader* header, std::vector<uint8_t>* payload) {
 // Test hook (docs/PDF.md): MINERU_PDF_RENDER_TEST_FAULT=KIND:PAGE makes the helper misbehave
 // when asked for PAGE (1-based; 0: while opening the document): crash (SIGSEGV), hang (sleeps),
 // spin (burns CPU), exit (ends silently), garbage (sends bytes that are not a frame), badsize
-// (announces a page one pixel wider than asked). Compiled in only when the tests are built.
+// (announces a page one pixel wider than asked), alloc (asks for 8 GiB, over the default
+// address-space limit). Also when asked to lay out PAGE for the layout PDF. Compiled in only
+// when the tests are built.
 void MaybeFault(int page_number, Output& out, const proto::RenderRequest* request) {
   const char* env = std::getenv("MINERU_PDF_RENDER_TEST_FAULT");
   if (env == nullptr) return;
@@ -194,6 +200,12 @@ void MaybeFault(int page_number, Output& out, const proto::RenderRequest* reques
     for (uint64_t i = 0;; ++i) sink = i;
   } else if (kind == "exit") {
     std::_Exit(0);
+  } else if (kind == "alloc") {
+    // Stored through a volatile pointer so that the allocation cannot be optimised away.
+    static void* volatile big;
+    big = std::malloc(size_t{8} << 30);
+    if (big == nullptr) throw std::bad_alloc();
+    std::free(big);
   } else if (kind == "garbage") {
     out.Append("this is not a frame header, just text");
     out.Flush();
@@ -208,6 +220,82 @@ void MaybeFault(int page_number, Output& out, const proto::RenderRequest* reques
 #else
 void MaybeFault(int, Output&, const proto::RenderRequest*) {}
 #endif
+
+// The layout PDF on its way out: cairo's bytes are cut into kLayoutData frames of at most
+// kMaxLayoutChunkBytes, so that memory stays bounded whatever the size of the PDF.
+class LayoutStream {
+ public:
+  explicit LayoutStream(Output& out) : out_(out) {}
+  void Append(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const size_t take = std::min(bytes.size(), proto::kMaxLayoutChunkBytes - pending_.size());
+      pending_.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      if (pending_.size() == proto::kMaxLayoutChunkBytes) Flush();
+    }
+  }
+  void Flush() {
+    if (pending_.empty()) return;
+    out_.Append(proto::EncodeLayoutDataHeader(pending_.size()));
+    out_.Append(pending_);
+    pending_.clear();
+  }
+  void Drop() { pending_.clear(); }
+
+ private:
+  Output& out_;
+  std::string pending_;
+};
+
+// Answers kLayoutPage: draws the page into the layout PDF (starting one when the request says
+// so), sends what cairo wrote and kLayoutDone, or kError (the layout PDF is then dropped).
+void ServeLayoutPage(const proto::LayoutPageRequest& request, std::span<const uint8_t> bytes,
+                     const std::string& password, Output& out, LayoutStream& stream,
+                     std::unique_ptr<PopplerLayoutWriter>& writer) {
+  const auto index = static_cast<uint32_t>(request.page.page_index);
+  if (writer == nullptr) {
+    auto loaded = PopplerLayoutWriter::Load(bytes, password);
+    if (!loaded) {
+      SendError(out, WithContext(loaded.error(), "layout PDF"), index);
+      return;
+    }
+    writer = std::move(*loaded);
+  }
+  if ((request.flags & proto::kLayoutFirstPage) != 0) {
+    stream.Drop();
+    writer->Begin([&stream](std::string_view b) { stream.Append(b); });
+  } else if (!writer->started()) {
+    SendError(out, Error{ErrorCode::kInvalidArgument, "no layout PDF in progress"}, index);
+    return;
+  }
+  bool numbers_skipped = false;
+  PopplerDocument::ClearLastPopplerMessage();
+  if (Status added = writer->AddPage(request.page, &numbers_skipped); !added) {
+    stream.Drop();
+    Error error = added.error();
+    error.message = "layout PDF: " + error.message;
+    if (const std::string poppler = PopplerDocument::LastPopplerMessage(); !poppler.empty()) {
+      error.message += " (Poppler: " + poppler + ")";
+    }
+    SendError(out, error, index);
+    return;
+  }
+  stream.Flush();
+  out.Append(proto::EncodeLayoutDone({index, numbers_skipped ? proto::kLayoutNumbersSkipped : 0u}));
+  out.Flush();
+}
+
+// Answers kLayoutFinish: the rest of the layout PDF, then kLayoutDone (or kError).
+void ServeLayoutFinish(Output& out, LayoutStream& stream, PopplerLayoutWriter& writer) {
+  if (Status finished = writer.Finish(); !finished) {
+    stream.Drop();
+    SendError(out, WithContext(finished.error(), "layout PDF"), proto::kNoPage);
+    return;
+  }
+  stream.Flush();
+  out.Append(proto::EncodeLayoutDone({proto::kNoPage, 0}));
+  out.Flush();
+}
 
 int Serve(const HelperLimits& limits) {
   Output out;
@@ -259,9 +347,27 @@ int Serve(const HelperLimits& limits) {
   out.Append(proto::EncodeInfo(*info));
   out.Flush();
 
+  LayoutStream layout_stream(out);
+  std::unique_ptr<PopplerLayoutWriter> layout;  // loaded at the first layout page
   for (;;) {
     if (!ReadFrame(&header, &payload)) return 0;  // the client closed its end
     if (header.type == proto::MessageType::kClose) return 0;
+    if (header.type == proto::MessageType::kLayoutPage) {
+      auto request = proto::DecodeLayoutPage(payload);
+      if (!request || static_cast<size_t>(request->page.page_index) >= info->pages.size()) {
+        return kExitProtocol;
+      }
+      GrantCpuSeconds(limits.page_cpu_seconds);
+      MaybeFault(request->page.page_index + 1, out, nullptr);
+      ServeLayoutPage(*request, bytes, *password, out, layout_stream, layout);
+      continue;
+    }
+    if (header.type == proto::MessageType::kLayoutFinish) {
+      if (!payload.empty() || layout == nullptr || !layout->started()) return kExitProtocol;
+      GrantCpuSeconds(limits.page_cpu_seconds);
+      ServeLayoutFinish(out, layout_stream, *layout);
+      continue;
+    }
     if (header.type != proto::MessageType::kRender) return kExitProtocol;
     auto request = proto::DecodeRender(payload);
     if (!request) return kExitProtocol;

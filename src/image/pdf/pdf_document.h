@@ -23,6 +23,7 @@
 
 #include "base/status.h"
 #include "image/pdf/helper_process.h"
+#include "image/pdf/layout_plan.h"
 #include "image/pdf/page_image.h"
 #include "image/pdf/protocol.h"
 #include "image/pdf/render_options.h"
@@ -58,10 +59,26 @@ class PdfDocument {
   // The same, reusing out->rgb's storage.
   Status RenderPage(int index, PageImage* out);
 
+  // Writes <stem>_layout.pdf to `path` (atomically: a reader sees no file or the whole file):
+  // for each page of `plan`, in order, this document's page plan.page_index as the helper's
+  // Poppler draws it onto a PDF page of the same displayed size (vector: text stays text), with
+  // the plan's boxes and numbers over it. The PDF is made in the helper, under the same limits
+  // as rendering (each page, and the final step, gets --page-timeout and --page-cpu-seconds),
+  // and streamed back; it may not exceed --max-document-bytes. A page the helper cannot draw
+  // (a damaged page, an unusable page box) fails this call only, with the page named; a
+  // failure of the helper itself (timeout, crash, malformed reply, the size limit) ends the
+  // document, as in RenderPage. A missing font skips the numbers with a warning in the report.
+  Result<LayoutPdfReport> WriteLayoutPdf(const LayoutPlan& plan, const std::string& path);
+
   // Ends the helper now (the destructor does it too).
   void Close();
 
  private:
+  struct LayoutSink;
+  // Reads the helper's answer to one layout step: kLayoutData frames into `sink`, then
+  // kLayoutDone for `expected_page`.
+  Status ReceiveLayoutStep(uint32_t expected_page, const std::string& step, Deadline deadline,
+                           LayoutSink& sink);
   PdfDocument(std::string name, RenderOptions options);
   Status Start(int document_fd);
   // Reads the next frame header; kError frames are decoded and returned as errors.

@@ -53,6 +53,8 @@ void PopplerDocument::CaptureMessages() {
 
 std::string PopplerDocument::LastPopplerMessage() { return LastMessage(); }
 
+void PopplerDocument::ClearLastPopplerMessage() { LastMessage().clear(); }
+
 Result<std::unique_ptr<PopplerDocument>> PopplerDocument::Load(std::span<const uint8_t> bytes,
                                                                const std::string& password,
                                                                int max_pages) {

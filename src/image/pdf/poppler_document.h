@@ -26,6 +26,8 @@ class PopplerDocument {
   static void CaptureMessages();
   // The most recent message Poppler printed (for error details), or "".
   static std::string LastPopplerMessage();
+  // Forgets it, before a step whose own messages are wanted.
+  static void ClearLastPopplerMessage();
 
   // `bytes` must outlive the document (Poppler reads it in place). Errors: kCorrupt when Poppler
   // cannot parse it or it has no pages, kUnsupported when it is encrypted and the password is

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "image/pdf/render_options.h"
+
 namespace mineru::pdf::protocol {
 namespace {
 
@@ -21,6 +23,7 @@ class Writer {
   void U64(uint64_t v) {
     for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<char>(v >> (8 * i)));
   }
+  void U8(uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
   void F64(double v) { U64(std::bit_cast<uint64_t>(v)); }
   void Bytes(std::string_view s) { bytes_.append(s); }
   std::string& str() { return bytes_; }
@@ -43,6 +46,10 @@ class Reader {
   Result<uint32_t> U32() {
     MINERU_ASSIGN_OR_RETURN(uint64_t v, Uint(4));
     return static_cast<uint32_t>(v);
+  }
+  Result<uint8_t> U8() {
+    MINERU_ASSIGN_OR_RETURN(uint64_t v, Uint(1));
+    return static_cast<uint8_t>(v);
   }
   Result<double> F64() {
     MINERU_ASSIGN_OR_RETURN(uint64_t v, Uint(8));
@@ -92,6 +99,14 @@ std::string_view MessageTypeName(MessageType type) {
       return "render";
     case MessageType::kClose:
       return "close";
+    case MessageType::kLayoutPage:
+      return "layout page";
+    case MessageType::kLayoutFinish:
+      return "layout finish";
+    case MessageType::kLayoutData:
+      return "layout data";
+    case MessageType::kLayoutDone:
+      return "layout done";
     case MessageType::kInfo:
       return "info";
     case MessageType::kPage:
@@ -120,9 +135,13 @@ Result<FrameHeader> ParseHeader(std::span<const uint8_t, kHeaderBytes> bytes) {
     case MessageType::kOpen:
     case MessageType::kRender:
     case MessageType::kClose:
+    case MessageType::kLayoutPage:
+    case MessageType::kLayoutFinish:
     case MessageType::kInfo:
     case MessageType::kPage:
     case MessageType::kError:
+    case MessageType::kLayoutData:
+    case MessageType::kLayoutDone:
       return FrameHeader{static_cast<MessageType>(type), length};
   }
   return Fail(ErrorCode::kCorrupt, "frame has unknown message type 0x{:x}", type);
@@ -184,6 +203,42 @@ std::string EncodePageHeader(const PageHeader& header) {
   const uint64_t pixels = uint64_t{header.width} * header.height;
   AppendHeader(&out, MessageType::kPage, kPageHeaderBytes + pixels * 3);
   out.append(w.str());
+  return out;
+}
+
+std::string EncodeLayoutPage(const LayoutPageRequest& request) {
+  const LayoutPagePlan& page = request.page;
+  Writer w;
+  w.U32(request.flags);
+  w.U32(static_cast<uint32_t>(page.page_index));
+  w.U32(static_cast<uint32_t>(page.boxes.size()));
+  w.U32(static_cast<uint32_t>(page.numbers.size()));
+  for (const LayoutBox& box : page.boxes) {
+    for (double v : box.rect) w.F64(v);
+    w.U8(box.rgb.r);
+    w.U8(box.rgb.g);
+    w.U8(box.rgb.b);
+    w.U8(static_cast<uint8_t>(box.paint));
+  }
+  for (const LayoutNumber& number : page.numbers) {
+    for (double v : number.rect) w.F64(v);
+    w.U32(number.number);
+  }
+  return Frame(MessageType::kLayoutPage, w.str());
+}
+
+std::string EncodeLayoutFinish() { return Frame(MessageType::kLayoutFinish, {}); }
+
+std::string EncodeLayoutDone(const LayoutDone& done) {
+  Writer w;
+  w.U32(done.page);
+  w.U32(done.flags);
+  return Frame(MessageType::kLayoutDone, w.str());
+}
+
+std::string EncodeLayoutDataHeader(size_t bytes) {
+  std::string out;
+  AppendHeader(&out, MessageType::kLayoutData, bytes);
   return out;
 }
 
@@ -263,6 +318,60 @@ Result<PageHeader> DecodePageHeader(std::span<const uint8_t, kPageHeaderBytes> b
   MINERU_ASSIGN_OR_RETURN(header.height, r.U32());
   MINERU_ASSIGN_OR_RETURN(header.scale, r.F64());
   return header;
+}
+
+Result<LayoutPageRequest> DecodeLayoutPage(std::span<const uint8_t> payload) {
+  Reader r(payload, "layout page");
+  LayoutPageRequest request;
+  MINERU_ASSIGN_OR_RETURN(request.flags, r.U32());
+  MINERU_ASSIGN_OR_RETURN(uint32_t index, r.U32());
+  MINERU_ASSIGN_OR_RETURN(uint32_t boxes, r.U32());
+  MINERU_ASSIGN_OR_RETURN(uint32_t numbers, r.U32());
+  if (index > static_cast<uint32_t>(kMaxPagesCeiling) || boxes > kMaxLayoutBoxesPerPage ||
+      numbers > kMaxLayoutNumbersPerPage) {
+    return Fail(ErrorCode::kCorrupt, "layout page message for page {} with {} boxes, {} numbers",
+                index, boxes, numbers);
+  }
+  const uint64_t expected = kLayoutPageHeaderBytes + uint64_t{boxes} * kLayoutBoxBytes +
+                            uint64_t{numbers} * kLayoutNumberBytes;
+  if (payload.size() != expected) {
+    return Fail(ErrorCode::kCorrupt, "layout page message has {} bytes, its counts need {}",
+                payload.size(), expected);
+  }
+  LayoutPagePlan& page = request.page;
+  page.page_index = static_cast<int>(index);
+  page.boxes.resize(boxes);
+  for (LayoutBox& box : page.boxes) {
+    for (double& v : box.rect) {
+      MINERU_ASSIGN_OR_RETURN(v, r.F64());
+    }
+    MINERU_ASSIGN_OR_RETURN(box.rgb.r, r.U8());
+    MINERU_ASSIGN_OR_RETURN(box.rgb.g, r.U8());
+    MINERU_ASSIGN_OR_RETURN(box.rgb.b, r.U8());
+    MINERU_ASSIGN_OR_RETURN(uint8_t paint, r.U8());
+    box.paint = static_cast<LayoutPaint>(paint);
+  }
+  page.numbers.resize(numbers);
+  for (LayoutNumber& number : page.numbers) {
+    for (double& v : number.rect) {
+      MINERU_ASSIGN_OR_RETURN(v, r.F64());
+    }
+    MINERU_ASSIGN_OR_RETURN(number.number, r.U32());
+  }
+  MINERU_RETURN_IF_ERROR(r.Finish());
+  if (auto valid = ValidateLayoutPage(page, -1, 1); !valid) {
+    return Fail(ErrorCode::kCorrupt, "{}", valid.error().message);
+  }
+  return request;
+}
+
+Result<LayoutDone> DecodeLayoutDone(std::span<const uint8_t> payload) {
+  Reader r(payload, "layout done");
+  LayoutDone done;
+  MINERU_ASSIGN_OR_RETURN(done.page, r.U32());
+  MINERU_ASSIGN_OR_RETURN(done.flags, r.U32());
+  MINERU_RETURN_IF_ERROR(r.Finish());
+  return done;
 }
 
 }  // namespace mineru::pdf::protocol

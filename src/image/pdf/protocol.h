@@ -10,9 +10,15 @@
 //
 //   client -> helper: kOpen {u32 password length, password}       once, first
 //                     kRender {u32 index, f64 scale, u32 width, u32 height}   per page
+//                     kLayoutPage {u32 flags, u32 index, u32 boxes, u32 numbers,
+//                                  boxes x (4 f64 rect, u8 r, g, b, paint),
+//                                  numbers x (4 f64 rect, u32 number)}      per layout page
+//                     kLayoutFinish {}                                 after the last one
 //                     kClose {}
 //   helper -> client: kInfo {u32 n, n x (f64 width_pt, f64 height_pt, u32 rotation)}
 //                     kPage {u32 index, u32 width, u32 height, f64 scale, width*height*3 RGB}
+//                     kLayoutData {bytes of the layout PDF}   any number, before kLayoutDone
+//                     kLayoutDone {u32 index or ~0 (finish), u32 flags}
 //                     kError {u32 error code, u32 page index or ~0, UTF-8 message}
 //
 // Neither side trusts the other: each reader checks the magic, the version, that the type is
@@ -26,6 +32,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "image/pdf/layout_plan.h"
 #include "image/pdf/page_image.h"
 
 namespace mineru::pdf::protocol {
@@ -39,6 +46,17 @@ inline constexpr size_t kRenderBytes = 20;
 // Longest error text a helper may send; longer Poppler messages are cut before sending.
 inline constexpr size_t kMaxErrorMessageBytes = 4096;
 inline constexpr uint32_t kNoPage = 0xFFFFFFFFu;
+// Layout messages: the fixed part of kLayoutPage and kLayoutDone, one box or number, and the
+// largest piece of the layout PDF one kLayoutData frame carries.
+inline constexpr size_t kLayoutPageHeaderBytes = 16;
+inline constexpr size_t kLayoutBoxBytes = 36;
+inline constexpr size_t kLayoutNumberBytes = 36;
+inline constexpr size_t kLayoutDoneBytes = 8;
+inline constexpr size_t kMaxLayoutChunkBytes = 1 << 20;
+// kLayoutPage flags: the page starts a new layout PDF (any unfinished one is dropped).
+inline constexpr uint32_t kLayoutFirstPage = 1;
+// kLayoutDone flags: the helper found no font, so the page's numbers were not drawn.
+inline constexpr uint32_t kLayoutNumbersSkipped = 1;
 
 // Exit statuses of the helper: 0 done (kClose or end of input), 2 bad command line, 3 the client
 // broke the protocol, 4 the client went away mid-reply, 5 out of memory (RLIMIT_AS).
@@ -51,9 +69,13 @@ enum class MessageType : uint16_t {
   kOpen = 1,
   kRender = 2,
   kClose = 3,
+  kLayoutPage = 4,
+  kLayoutFinish = 5,
   kInfo = 0x81,
   kPage = 0x82,
   kError = 0x83,
+  kLayoutData = 0x84,
+  kLayoutDone = 0x85,
 };
 
 std::string_view MessageTypeName(MessageType type);
@@ -82,6 +104,16 @@ struct PageHeader {
   double scale = 0;
 };
 
+struct LayoutPageRequest {
+  uint32_t flags = 0;
+  LayoutPagePlan page;
+};
+
+struct LayoutDone {
+  uint32_t page = kNoPage;  // the page drawn, or kNoPage for the answer to kLayoutFinish
+  uint32_t flags = 0;
+};
+
 struct ErrorReply {
   ErrorCode code = ErrorCode::kInternal;
   uint32_t page = kNoPage;
@@ -96,6 +128,12 @@ std::string EncodeInfo(const DocumentInfo& info);
 std::string EncodeError(const ErrorReply& error);
 // Only the header part of a page frame; the pixels follow it.
 std::string EncodePageHeader(const PageHeader& header);
+// The page must pass ValidateLayoutPage (the bounds make every count fit a u32).
+std::string EncodeLayoutPage(const LayoutPageRequest& request);
+std::string EncodeLayoutFinish();
+std::string EncodeLayoutDone(const LayoutDone& done);
+// Only the header of a kLayoutData frame; `bytes` (1 .. kMaxLayoutChunkBytes) follow it.
+std::string EncodeLayoutDataHeader(size_t bytes);
 
 // Payload decoders. Each checks that the payload has exactly the bytes its fields need.
 Result<std::string> DecodeOpen(std::span<const uint8_t> payload);
@@ -104,6 +142,9 @@ Result<RenderRequest> DecodeRender(std::span<const uint8_t> payload);
 Result<DocumentInfo> DecodeInfo(std::span<const uint8_t> payload, int max_pages);
 Result<ErrorReply> DecodeError(std::span<const uint8_t> payload);
 Result<PageHeader> DecodePageHeader(std::span<const uint8_t, kPageHeaderBytes> bytes);
+// Also checks the page as ValidateLayoutPage does (without a page count); kCorrupt otherwise.
+Result<LayoutPageRequest> DecodeLayoutPage(std::span<const uint8_t> payload);
+Result<LayoutDone> DecodeLayoutDone(std::span<const uint8_t> payload);
 
 // Upper bounds on payload lengths, checked right after the header is read.
 inline constexpr uint64_t MaxOpenPayload(size_t max_password) { return 4 + max_password; }
@@ -111,5 +152,9 @@ inline constexpr uint64_t MaxInfoPayload(int max_pages) {
   return 4 + kInfoPageBytes * static_cast<uint64_t>(max_pages);
 }
 inline constexpr uint64_t MaxErrorPayload() { return 8 + kMaxErrorMessageBytes; }
+inline constexpr uint64_t MaxLayoutPagePayload() {
+  return kLayoutPageHeaderBytes + kLayoutBoxBytes * uint64_t{kMaxLayoutBoxesPerPage} +
+         kLayoutNumberBytes * uint64_t{kMaxLayoutNumbersPerPage};
+}
 
 }  // namespace mineru::pdf::protocol
