@@ -18,6 +18,7 @@
 #include "base/sha256.h"
 #include "image/data_url.h"
 #include "image/encode.h"
+#include "image/pdf/image_layout_pdf.h"
 #include "image/pdf/pdf_document.h"
 #include "image/phash.h"
 #include "image/resize.h"
@@ -26,6 +27,7 @@
 #include "pipeline/content_list_pro.h"
 #include "pipeline/content_list_v2.h"
 #include "pipeline/document_pro.h"
+#include "pipeline/layout_pdf.h"
 #include "pipeline/magic_model.h"
 #include "pipeline/magic_model_pro.h"
 #include "pipeline/markdown.h"
@@ -307,6 +309,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     });
   }
   Status render_status = OkStatus();
+  std::optional<image::RgbImage> layout_page;  // an image input's page, for the layout PDF
+  double layout_page_width_pt = 0, layout_page_height_pt = 0;
   const auto cancelled = [&options] {
     return options.cancel && options.cancel->load(std::memory_order_relaxed);
   };
@@ -322,8 +326,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
         PageOutput failed;
         failed.error = page.error().ToString();
         const pdf::PageInfo& info = pdf->info().pages[static_cast<size_t>(i)];
-        failed.middle =
-            EmptyPage(i, static_cast<int>(info.width_pt), static_cast<int>(info.height_pt));
+        failed.middle = EmptyPage(i, static_cast<int>(info.width_pt),
+                                  static_cast<int>(info.height_pt), options.extract.profile);
         failed.model = Json::array();
         std::lock_guard lock(progress_mutex);
         state.last_page_seconds = SecondsSince(render_start);
@@ -355,6 +359,10 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       }
       job.image = std::move(*resized);
       single.reset();
+      // Kept for <stem>_layout.pdf, drawn once every page is done (one page: one image).
+      layout_page = job.image;
+      layout_page_width_pt = info.width_pt;
+      layout_page_height_pt = info.height_pt;
       job.width_pt = info.width_pt;
       job.height_pt = info.height_pt;
       job.scale = geometry->scale;
@@ -433,6 +441,25 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       WriteText(out_dir / (stem + "_content_list_v2.json"), Dump(content_list_v2)));
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_middle.json"), Dump(middle)));
   MINERU_RETURN_IF_ERROR(WriteText(out_dir / (stem + "_model.json"), Dump(model)));
+  // The layout drawn over the pages (MinerU draw_layout_bbox). A failure here costs the
+  // document only this file: a warning, not an error.
+  {
+    const std::string layout_path = (out_dir / (stem + "_layout.pdf")).string();
+    const pdf::LayoutPlan layout_plan = BuildLayoutPlan(pdf_info, profile, first);
+    Result<pdf::LayoutPdfReport> layout = Fail(ErrorCode::kInternal, "no page source");
+    if (pdf) {
+      layout = pdf->WriteLayoutPdf(layout_plan, layout_path);
+    } else if (layout_page) {
+      // MinerU's wrapper page: the image's size in points, as the render loop used.
+      layout = pdf::WriteImageLayoutPdf(*layout_page, layout_page_width_pt,
+                                        layout_page_height_pt, layout_plan, layout_path);
+    }
+    if (!layout) {
+      result.warnings.push_back("layout PDF not written: " + layout.error().ToString());
+    } else {
+      for (const std::string& w : layout->warnings) result.warnings.push_back(w);
+    }
+  }
   // What went wrong, beside the outputs: failed pages and blocks never pass silently.
   Json report{{"profile", std::string(ProfileName(profile))},
               {"pages", result.pages},
