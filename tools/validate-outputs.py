@@ -5,10 +5,12 @@
     python3 tools/validate-outputs.py OUTPUT_DIR...
 
 Walks each directory recursively and checks every <stem>_middle.json, <stem>_content_list.json,
-<stem>_model.json and <stem>_report.json against the schema of its kind (JSON Schema draft
-2020-12, the `jsonschema` module, 4.10 or newer). Every image_path in a middle.json and every
-img_path in a content_list.json must also name a file under the sibling images/ folder (an empty
-path means no crop was written and is allowed).
+<stem>_content_list_v2.json (when present), <stem>_model.json and <stem>_report.json against the
+schema of its kind (JSON Schema draft 2020-12, the `jsonschema` module, 4.10 or newer). The
+schemas accept both output generations (MinerU 2.7.6 and 3.4.4). Every image_path in a
+middle.json, every img_path in a content_list.json and every image_source path in a
+content_list_v2.json must also name a file under the sibling images/ folder (an empty path, or
+"images/" in content_list_v2.json, means no crop was written and is allowed).
 
 Prints one line per file, then each error with its JSON path. Exit status: 1 when any file
 fails (or a directory is missing), else 2 when a directory holds no output files, else 0.
@@ -30,6 +32,7 @@ SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
 KINDS = {
     "_middle.json": "middle",
     "_content_list.json": "content_list",
+    "_content_list_v2.json": "content_list_v2",
     "_model.json": "model",
     "_report.json": "report",
 }
@@ -106,12 +109,14 @@ def image_errors(kind, doc, directory):
         key, prefix = "image_path", ""
     elif kind == "content_list":
         key, prefix = "img_path", "images/"
+    elif kind == "content_list_v2":
+        key, prefix = "path", "images/"
     else:
         return []
     images = os.path.realpath(os.path.join(directory, "images"))
     out = []
     for parts, value in walk_paths(doc, key):
-        if value == "":
+        if value == "" or (kind == "content_list_v2" and value == prefix):
             continue
         if prefix and not value.startswith(prefix):
             out.append((json_path(parts), "%r is not under %s" % (value, prefix)))
@@ -166,8 +171,8 @@ def main():
                 else:
                     print("ok   %s (%s)" % (path, kind))
         if found == 0:
-            print("NONE %s: no *_middle.json, *_content_list.json, *_model.json or "
-                  "*_report.json files" % top)
+            print("NONE %s: no *_middle.json, *_content_list.json, *_content_list_v2.json, "
+                  "*_model.json or *_report.json files" % top)
             empty = True
         files += found
     print("%d file(s) checked, %d failed" % (files, bad_files))

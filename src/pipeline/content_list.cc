@@ -1,57 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline/content_list.h"
 
-#include <array>
-#include <cmath>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
+#include "pipeline/content_list_common.h"
 #include "pipeline/middle_json.h"
 
 namespace mineru::pipeline {
 namespace {
-
-// `n` finite numbers of the array at `key`, or nullopt.
-template <size_t n>
-std::optional<std::array<double, n>> NumbersAt(const Json& object, const char* key) {
-  const Json& array = ArrayAt(object, key);
-  if (array.size() != n) return std::nullopt;
-  std::array<double, n> out{};
-  for (size_t i = 0; i < n; ++i) {
-    if (!array[i].is_number()) return std::nullopt;
-    out[i] = array[i].get<double>();
-    if (!std::isfinite(out[i])) return std::nullopt;
-  }
-  return out;
-}
-
-// Section 3.4: int(v * 1000 / size), Python's int() truncating toward zero; nullopt for a result
-// outside int64 (never for real pages).
-std::optional<int64_t> Scale(double v, double size) {
-  double scaled = std::trunc(v * 1000.0 / size);
-  if (!std::isfinite(scaled) || std::fabs(scaled) > 9.0e18) return std::nullopt;
-  return static_cast<int64_t>(scaled);
-}
-
-// The block's bbox in 0–1000 page units, or null when the bbox or the page size is unusable
-// (MinerU would fail on a zero page size; such an item simply has no bbox here).
-Json ScaledBbox(const Json& block, const std::optional<std::array<double, 2>>& page_size) {
-  auto bbox = NumbersAt<4>(block, "bbox");
-  if (!bbox || !page_size || (*page_size)[0] <= 0 || (*page_size)[1] <= 0) return nullptr;
-  Json out = Json::array();
-  for (size_t i = 0; i < 4; ++i) {
-    auto v = Scale((*bbox)[i], (*page_size)[i % 2]);
-    if (!v) return nullptr;
-    out.push_back(*v);
-  }
-  return out;
-}
-
-std::string JoinImagePath(const std::string& dir, const std::string& path) {
-  return dir.empty() ? path : dir + "/" + path;
-}
 
 // Every span of `span_type` in the sub-blocks of `body_type`, in order.
 template <typename Fn>
@@ -163,9 +121,7 @@ Json MakeContentList(const Json& pdf_info, const MarkdownOptions& options) {
     const Json& page = pdf_info[page_pos];
     if (!page.is_object()) continue;
     // page_idx as stored; the page's position when it is missing or not an integer.
-    int64_t page_idx = static_cast<int64_t>(page_pos);
-    auto idx_it = page.find("page_idx");
-    if (idx_it != page.end() && idx_it->is_number_integer()) page_idx = idx_it->get<int64_t>();
+    const int64_t page_idx = PageIndexOf(page, page_pos);
     const auto page_size = NumbersAt<2>(page, "page_size");
     for (const char* key : {"para_blocks", "discarded_blocks"}) {
       for (const Json& block : ArrayAt(page, key)) {
