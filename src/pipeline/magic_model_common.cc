@@ -63,11 +63,17 @@ size_t PyCount(std::string_view s, std::string_view needle) {
 
 // The end of a non-DOTALL lazy group `(.{min,}?)` starting at `from` and followed by `close`:
 // the first k >= from + min_len with s[k..] starting with `close` and no '\n' in s[from, k).
+// On failure *stop is where the search gave up (the first '\n' at or after `from`, or the
+// end): `close` occurs nowhere in [from + min_len, *stop), so a group opened later but before
+// *stop cannot close either, and callers skip there (linear, not quadratic, in the content).
 std::optional<size_t> LazyUntil(std::string_view s, size_t from, size_t min_len,
-                                std::string_view close) {
+                                std::string_view close, size_t* stop) {
   for (size_t k = from;; ++k) {
     if (k >= from + min_len && s.substr(k, close.size()) == close) return k;
-    if (k >= s.size() || s[k] == '\n') return std::nullopt;
+    if (k >= s.size() || s[k] == '\n') {
+      *stop = k;
+      return std::nullopt;
+    }
   }
 }
 
@@ -104,13 +110,18 @@ std::string CleanContent(std::string_view content) {
   size_t i = 0;
   while (i < content.size()) {
     if (content.substr(i, 2) == "\\[") {
-      if (const std::optional<size_t> k = LazyUntil(content, i + 2, 0, "\\]")) {
+      size_t stop = 0;
+      if (const std::optional<size_t> k = LazyUntil(content, i + 2, 0, "\\]", &stop)) {
         out += '[';
         out += content.substr(i + 2, *k - i - 2);
         out += ']';
         i = *k + 2;
-        continue;
+      } else {
+        // No \[ before `stop` can close (see LazyUntil): copied as it is.
+        out += content.substr(i, std::min(stop, content.size()) - i);
+        i = std::min(stop, content.size());
       }
+      continue;
     }
     out += content[i++];
   }
@@ -136,9 +147,10 @@ Json InlineSpans(const Box& bbox, std::string_view content, std::string_view pla
   while (i < s.size()) {
     const size_t start = s.find("\\(", i);
     if (start == std::string_view::npos) break;
-    const std::optional<size_t> close = LazyUntil(s, start + 2, 1, "\\)");
+    size_t stop = 0;
+    const std::optional<size_t> close = LazyUntil(s, start + 2, 1, "\\)", &stop);
     if (!close) {
-      i = start + 1;
+      i = std::max(start + 1, stop);  // no \( before `stop` can close (see LazyUntil)
       continue;
     }
     if (start > last_end && !IsBlank(s.substr(last_end, start - last_end))) {
