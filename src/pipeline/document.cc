@@ -16,7 +16,6 @@
 #include "base/mapped_file.h"
 #include "base/md5.h"
 #include "base/sha256.h"
-#include "image/data_url.h"
 #include "image/encode.h"
 #include "image/pdf/image_layout_pdf.h"
 #include "image/pdf/pdf_document.h"
@@ -27,6 +26,7 @@
 #include "pipeline/content_list_pro.h"
 #include "pipeline/content_list_v2.h"
 #include "pipeline/document_pro.h"
+#include "pipeline/inline_table_images.h"
 #include "pipeline/layout_pdf.h"
 #include "pipeline/magic_model.h"
 #include "pipeline/magic_model_pro.h"
@@ -106,26 +106,12 @@ Json EmptyPage(int page_idx, int width_pt, int height_pt, Profile profile) {
   return page;
 }
 
-// The file extension MinerU gives an inline table image of `mime_type` (jpeg -> jpg); empty for
-// types it would not write as they are.
-std::string InlineImageExtension(std::string_view mime_type) {
-  if (mime_type == "image/jpeg" || mime_type == "image/jpg") return "jpg";
-  if (mime_type == "image/png") return "png";
-  if (mime_type == "image/gif") return "gif";
-  if (mime_type == "image/bmp") return "bmp";
-  if (mime_type == "image/webp") return "webp";
-  return {};
-}
-
-Json ModelBlocks(const std::vector<ContentBlock>& blocks) {
-  Json page = Json::array();
-  for (const ContentBlock& b : blocks) {
-    page.push_back({{"type", BlockTypeName(b.type)},
-                    {"bbox", {b.bbox[0], b.bbox[1], b.bbox[2], b.bbox[3]}},
-                    {"angle", b.angle ? Json(*b.angle) : Json(nullptr)},
-                    {"content", b.content ? Json(*b.content) : Json(nullptr)}});
+// Inline table images are written only as the raster types MinerU's crops use.
+bool IsRasterImageName(std::string_view name) {
+  for (std::string_view ext : {".jpg", ".png", ".gif", ".bmp", ".webp"}) {
+    if (name.ends_with(ext)) return true;
   }
-  return page;
+  return false;
 }
 
 // Extracts one page and writes its crops: the image of every image, table and equation span,
@@ -183,24 +169,25 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
     // Inline table images (data URIs in the HTML) as MinerU 3.4.4 writes them:
     // images/<sha256 of the whole URI>.<ext>.
     InlineImageFn save_inline = [&](std::string_view uri) {
-      auto parsed = image::ParseDataUrl(uri, kMaxInlineTableImageBytes);
-      if (!parsed) {
-        out.warnings.push_back(fmt::format("inline table image: {}", parsed.error().ToString()));
+      auto image = DecodeInlineTableImage(uri, kMaxInlineTableImageBytes);
+      if (!image) {
+        out.warnings.push_back(fmt::format("inline table image: {}", image.error().ToString()));
         return std::string();
       }
-      const std::string ext = InlineImageExtension(parsed->mime_type);
-      if (ext.empty()) {
+      if (!IsRasterImageName(image->file_name)) {
+        // MinerU would write any image type; an SVG from a model's answer, served back by the
+        // service, could carry script: only raster images are written.
         out.warnings.push_back(
-            fmt::format("inline table image of type '{}' not written", parsed->mime_type));
+            fmt::format("inline table image {} not written: not a raster image", image->file_name));
         return std::string();
       }
-      const std::string name = HexString(Sha256Of(uri)) + "." + ext;
-      if (Status written = WriteFileAtomically((images_dir / name).string(), parsed->bytes);
+      if (Status written = WriteFileAtomically((images_dir / image->file_name).string(),
+                                               image->bytes);
           !written) {
         out.warnings.push_back(fmt::format("inline table image: {}", written.error().ToString()));
         return std::string();
       }
-      return name;
+      return image->file_name;
     };
     out.middle = MiddlePagePro(extraction->blocks, job.page_idx, width_pt, height_pt, save,
                                save_inline, &out.warnings);

@@ -6,187 +6,29 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <optional>
 #include <set>
 #include <utility>
 
-#include "pipeline/python_text.h"
+#include "pipeline/magic_model_common.h"
 #include "text/utf8.h"
 
 namespace mineru::pipeline {
 namespace {
 
-using Box = std::array<int, 4>;
-
-// ---------------------------------------------------------------------------------------------
-// Python string helpers (str.strip, str.splitlines, str.count) on UTF-8 text.
-
-// The code point at s[i] and its byte length (an ill-formed byte reads as U+FFFD, length 1).
-char32_t CodePointAt(std::string_view s, size_t i, size_t* len) {
-  char32_t cp = 0;
-  *len = text::WellFormedLength(s, i, &cp);
-  if (*len > 0) return cp;
-  *len = 1;
-  return text::kReplacementCharacter;
-}
-
-bool IsBlank(std::string_view s) { return PythonStrip(s).empty(); }
-
-// str.splitlines(): \n, \r, \r\n, \v, \f, \x1c-\x1e, U+0085, U+2028, U+2029 end a line; a
-// trailing line break does not start an empty line.
-std::vector<std::string_view> PySplitLines(std::string_view s) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    size_t len = 0;
-    const char32_t c = CodePointAt(s, i, &len);
-    const bool brk = (c >= 0x0a && c <= 0x0d) || (c >= 0x1c && c <= 0x1e) || c == 0x85 ||
-                     c == 0x2028 || c == 0x2029;
-    if (!brk) {
-      i += len;
-      continue;
-    }
-    lines.push_back(s.substr(start, i - start));
-    i += (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ? 2 : len;
-    start = i;
-  }
-  if (start < s.size()) lines.push_back(s.substr(start));
-  return lines;
-}
-
-// str.count(needle) for a non-empty needle (non-overlapping).
-size_t PyCount(std::string_view s, std::string_view needle) {
-  size_t n = 0;
-  for (size_t pos = s.find(needle); pos != std::string_view::npos;
-       pos = s.find(needle, pos + needle.size())) {
-    ++n;
-  }
-  return n;
-}
-
-// The end of a non-DOTALL lazy group `(.{min,}?)` starting at `from` and followed by `close`:
-// the first k >= from + min_len with s[k..] starting with `close` and no '\n' in s[from, k).
-std::optional<size_t> LazyUntil(std::string_view s, size_t from, size_t min_len,
-                                std::string_view close) {
-  for (size_t k = from;; ++k) {
-    if (k >= from + min_len && s.substr(k, close.size()) == close) return k;
-    if (k >= s.size() || s[k] == '\n') return std::nullopt;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Content cleaning (vlm_magic_model.py: isolated_formula_clean, code_content_clean,
-// clean_content and the inline-equation split).
-
-// Leading \[ and trailing \] removed, then trimmed.
-std::string IsolatedFormulaClean(std::string_view latex) {
-  if (latex.substr(0, 2) == "\\[") latex.remove_prefix(2);
-  if (latex.size() >= 2 && latex.substr(latex.size() - 2) == "\\]") latex.remove_suffix(2);
-  return std::string(PythonStrip(latex));
-}
-
-// A first line starting with ``` and a last line equal to ``` (after trimming) are removed;
-// the remaining lines are joined with '\n' and trimmed.
-std::string CodeContentClean(std::string_view content) {
-  const std::vector<std::string_view> lines = PySplitLines(content);
-  size_t start = 0;
-  size_t end = lines.size();
-  if (!lines.empty() && lines[0].substr(0, 3) == "```") start = 1;
-  if (!lines.empty() && end > start && PythonStrip(lines[end - 1]) == "```") --end;
-  if (start >= end) return "";
-  std::string joined;
-  for (size_t i = start; i < end; ++i) {
-    if (i > start) joined += '\n';
-    joined += lines[i];
-  }
-  return std::string(PythonStrip(joined));
-}
-
-// When \[ and \] occur equally often (and at all), every \[x\] on one line becomes [x]
-// (re.sub(r'\\\[(.*?)\\\]', r'[\1]')).
-std::string CleanContent(std::string_view content) {
-  const size_t opens = PyCount(content, "\\[");
-  if (opens == 0 || opens != PyCount(content, "\\]")) return std::string(content);
-  std::string out;
-  size_t i = 0;
-  while (i < content.size()) {
-    if (content.substr(i, 2) == "\\[") {
-      if (const std::optional<size_t> k = LazyUntil(content, i + 2, 0, "\\]")) {
-        out += '[';
-        out += content.substr(i + 2, *k - i - 2);
-        out += ']';
-        i = *k + 2;
-        continue;
-      }
-    }
-    out += content[i++];
-  }
-  return out;
-}
-
-Json BoxJson(const Box& b) { return Json::array({b[0], b[1], b[2], b[3]}); }
-
-Json TextSpan(const Box& bbox, std::string_view type, std::string_view content) {
-  return Json{{"bbox", BoxJson(bbox)}, {"type", type}, {"content", content}};
-}
-
-// The spans of text-like and code content. `split` is set when the \( \) counts are equal and
-// non-zero (MinerU's condition for switching code to algorithm, even if no formula matched).
-Json TextSpans(const Box& bbox, std::string_view raw, bool* split) {
-  const std::string content = raw.empty() ? std::string() : CleanContent(raw);
-  const size_t opens = PyCount(content, "\\(");
-  *split = opens > 0 && opens == PyCount(content, "\\)");
-  if (!*split) return Json::array({TextSpan(bbox, "text", content)});
-  // re.finditer(r'\\\((.+?)\\\)', content): formulas on one line, at least one character.
-  Json spans = Json::array();
-  const std::string_view s = content;
-  size_t last_end = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    const size_t start = s.find("\\(", i);
-    if (start == std::string_view::npos) break;
-    const std::optional<size_t> close = LazyUntil(s, start + 2, 1, "\\)");
-    if (!close) {
-      i = start + 1;
-      continue;
-    }
-    if (start > last_end && !IsBlank(s.substr(last_end, start - last_end))) {
-      spans.push_back(TextSpan(bbox, "text", s.substr(last_end, start - last_end)));
-    }
-    spans.push_back(
-        TextSpan(bbox, "inline_equation", PythonStrip(s.substr(start + 2, *close - start - 2))));
-    last_end = *close + 2;
-    i = last_end;
-  }
-  if (last_end < s.size() && !IsBlank(s.substr(last_end))) {
-    spans.push_back(TextSpan(bbox, "text", s.substr(last_end)));
-  }
-  return spans;
-}
-
-// ---------------------------------------------------------------------------------------------
-// MinerU blocks and their JSON.
-
-struct Block {
-  Box bbox = {0, 0, 0, 0};
-  std::string type;  // MinerU type: text, title, image_body, code_body, ...
-  std::optional<int> angle;
-  Json spans = Json::array();  // the spans of the block's single line
-  Json line_extra;             // code bodies: {"type": sub_type, "guess_lang": lang}; else null
-  int index = 0;
-};
-
-Json BlockJson(const Block& b) {
-  Json line = {{"bbox", BoxJson(b.bbox)}, {"spans", b.spans}};
-  if (!b.line_extra.is_null()) line["extra"] = b.line_extra;
-  return Json{{"bbox", BoxJson(b.bbox)},
-              {"type", b.type},
-              {"angle", b.angle ? Json(*b.angle) : Json(nullptr)},
-              {"lines", Json::array({std::move(line)})},
-              {"index", b.index}};
-}
+using magic::Block;
+using magic::BlockJson;
+using magic::Box;
+using magic::BoxJson;
+using magic::CenterDistance;
+using magic::CodeContentClean;
+using magic::EdgeDistance;
+using magic::FixLists;
+using magic::IsIn;
+using magic::IsolatedFormulaClean;
+using magic::ListGroup;
+using magic::ListJson;
+using magic::TextSpans;
 
 // The types whose content becomes text spans under their own name.
 bool IsTextLike(BlockType t) {
@@ -196,14 +38,6 @@ bool IsTextLike(BlockType t) {
       kTableFootnote, kCodeCaption, kRefText,      kPhonetic,      kHeader,
       kFooter,        kPageNumber,  kAsideText,    kPageFootnote,  kList};
   return std::find(kTextLike.begin(), kTextLike.end(), t) != kTextLike.end();
-}
-
-// Rule 1: int(v * size) as Python computes it; nullopt when not finite or beyond +-1e9 points
-// (keeps every later difference of coordinates inside int).
-std::optional<int> ToPoints(double v, int size) {
-  const double x = v * static_cast<double>(size);
-  if (!std::isfinite(x) || std::fabs(x) > 1e9) return std::nullopt;
-  return static_cast<int>(x);  // truncation toward zero, like int()
 }
 
 struct SpanContext {
@@ -217,19 +51,15 @@ struct SpanContext {
 // invalid boxes).
 std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, int height,
                                   const SpanContext& ctx, std::vector<std::string>* warnings) {
-  std::array<std::optional<int>, 4> pts = {
-      ToPoints(cb.bbox[0], width), ToPoints(cb.bbox[1], height), ToPoints(cb.bbox[2], width),
-      ToPoints(cb.bbox[3], height)};
-  if (!pts[0] || !pts[1] || !pts[2] || !pts[3]) {
+  const std::optional<Box> bbox = magic::ToPointBox(cb.bbox, width, height);
+  if (!bbox) {
     if (warnings != nullptr) {
       warnings->push_back(fmt::format("middle.json: block {} has an invalid bbox; skipped", index));
     }
     return std::nullopt;
   }
   Block b;
-  b.bbox = {*pts[0], *pts[1], *pts[2], *pts[3]};
-  if (b.bbox[2] < b.bbox[0]) std::swap(b.bbox[0], b.bbox[2]);
-  if (b.bbox[3] < b.bbox[1]) std::swap(b.bbox[1], b.bbox[3]);
+  b.bbox = *bbox;
   b.angle = cb.angle;
   b.index = index;
   // Python strings are Unicode: ill-formed UTF-8 from the model reads as U+FFFD, which also
@@ -268,105 +98,6 @@ std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, 
     return std::nullopt;  // unknown, equation_block: no MinerU group takes them
   }
   return b;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Geometry (mineru/utils/boxbase.py).
-
-int64_t Area(const Box& b) {
-  return static_cast<int64_t>(b[2] - b[0]) * static_cast<int64_t>(b[3] - b[1]);
-}
-
-// calculate_overlap_area_in_bbox1_area_ratio.
-double OverlapRatioOfFirst(const Box& a, const Box& b) {
-  const int x1 = std::max(a[0], b[0]);
-  const int y1 = std::max(a[1], b[1]);
-  const int x2 = std::min(a[2], b[2]);
-  const int y2 = std::min(a[3], b[3]);
-  if (x2 < x1 || y2 < y1) return 0.0;
-  const int64_t area = Area(a);
-  if (area == 0) return 0.0;
-  return static_cast<double>(static_cast<int64_t>(x2 - x1) * (y2 - y1)) / static_cast<double>(area);
-}
-
-// is_in: a lies entirely inside b (edges may touch).
-bool IsIn(const Box& a, const Box& b) {
-  return a[0] >= b[0] && a[1] >= b[1] && a[2] <= b[2] && a[3] <= b[3];
-}
-
-// bbox_distance: 0 when the boxes overlap, else the gap along one axis or between corners.
-double EdgeDistance(const Box& a, const Box& b) {
-  const auto dist = [](double x1, double y1, double x2, double y2) {
-    return std::sqrt((x1 - x2) * (x1 - x2) + (y1 - y2) * (y1 - y2));
-  };
-  const bool left = b[2] < a[0];
-  const bool right = a[2] < b[0];
-  const bool bottom = b[3] < a[1];
-  const bool top = a[3] < b[1];
-  if (top && left) return dist(a[0], a[3], b[2], b[1]);
-  if (left && bottom) return dist(a[0], a[1], b[2], b[3]);
-  if (bottom && right) return dist(a[2], a[1], b[0], b[3]);
-  if (right && top) return dist(a[2], a[3], b[0], b[1]);
-  if (left) return a[0] - b[2];
-  if (right) return b[0] - a[2];
-  if (bottom) return a[1] - b[3];
-  if (top) return b[1] - a[3];
-  return 0.0;
-}
-
-double CenterDistance(const Box& a, const Box& b) {
-  const double dx = (a[0] + a[2]) / 2.0 - (b[0] + b[2]) / 2.0;
-  const double dy = (a[1] + a[3]) / 2.0 - (b[1] + b[3]) / 2.0;
-  return std::sqrt(dx * dx + dy * dy);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Lists (fix_list_blocks).
-
-struct ListGroup {
-  Block list;
-  std::vector<Block> children;
-};
-
-constexpr double kListMemberRatio = 0.8;
-
-std::vector<ListGroup> FixLists(const std::vector<Block>& lists, std::vector<Block>* texts,
-                                std::vector<Block>* ref_texts) {
-  std::vector<ListGroup> groups;
-  for (const Block& l : lists) groups.push_back({l, {}});
-  std::set<int> moved;
-  // Candidates: every text block, then every ref_text block (the child order MinerU keeps).
-  for (const std::vector<Block>* source : {texts, ref_texts}) {
-    for (const Block& b : *source) {
-      for (ListGroup& g : groups) {
-        if (OverlapRatioOfFirst(b.bbox, g.list.bbox) >= kListMemberRatio) {
-          g.children.push_back(b);
-          moved.insert(b.index);
-          break;
-        }
-      }
-    }
-  }
-  for (std::vector<Block>* source : {texts, ref_texts}) {
-    std::erase_if(*source, [&](const Block& b) { return moved.count(b.index) > 0; });
-  }
-  std::erase_if(groups, [](const ListGroup& g) { return g.children.empty(); });
-  return groups;
-}
-
-// The most frequent child type; the first type seen wins a tie (Python's max over an
-// insertion-ordered dict).
-std::string ListSubType(const std::vector<Block>& children) {
-  std::vector<std::string> order;  // types in first-seen order
-  std::map<std::string, int> counts;
-  for (const Block& c : children) {
-    if (counts[c.type]++ == 0) order.push_back(c.type);
-  }
-  std::string best = order.empty() ? "unknown" : order[0];
-  for (const std::string& t : order) {
-    if (counts[t] > counts[best]) best = t;
-  }
-  return best;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,17 +353,6 @@ Json GroupJson(const Group& g) {
   if (!g.sub_type.is_null()) j["sub_type"] = g.sub_type;
   if (!g.guess_lang.is_null()) j["guess_lang"] = g.guess_lang;
   return j;
-}
-
-Json ListJson(const ListGroup& l) {
-  Json children = Json::array();
-  for (const Block& c : l.children) children.push_back(BlockJson(c));
-  return Json{{"bbox", BoxJson(l.list.bbox)},
-              {"type", "list"},
-              {"angle", l.list.angle ? Json(*l.list.angle) : Json(nullptr)},
-              {"index", l.list.index},
-              {"blocks", std::move(children)},
-              {"sub_type", ListSubType(l.children)}};
 }
 
 }  // namespace

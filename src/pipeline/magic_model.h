@@ -48,8 +48,8 @@
 namespace mineru::pipeline {
 
 // Saves the crop of a span and returns its path relative to the output's image folder, or ""
-// when nothing was written. span_type: "image", "table" or "interline_equation"; bbox_pt: the
-// span's integer box in PDF points.
+// when nothing was written. span_type: "image", "table" or "interline_equation" (and "chart" for
+// MiddlePagePro); bbox_pt: the span's integer box in PDF points.
 using ImagePathFn =
     std::function<std::string(std::string_view span_type, const std::array<int, 4>& bbox_pt)>;
 
