@@ -4,8 +4,8 @@
 // the table that closes the previous page when its captions, footnotes, width and column
 // structure say it continues it.
 //
-// The table HTML is read with a small tolerant parser of <table>/<tbody>/<tr>/<td>/<th> with
-// rowspan and colspan (what the OTSL converter and the model emit). Deviations from MinerU's
+// The table HTML is read with html_table.h's tolerant parser of <table>/<tbody>/<tr>/<td>/<th>
+// with rowspan and colspan (what the OTSL converter and the model emit). Deviations from MinerU's
 // BeautifulSoup: HTML the parser rejects (a nested table, no <table> element, an unterminated
 // tag or comment, a rowspan/colspan that is not an integer in 1–1000) is never merged, and the
 // merged HTML keeps the upper table's original markup with only the changed colspan attributes
