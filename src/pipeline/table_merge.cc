@@ -4,63 +4,21 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "pipeline/html_table.h"
 #include "pipeline/markdown.h"
 #include "pipeline/middle_json.h"
-#include "pipeline/python_text.h"
-#include "text/unicode.h"
-#include "text/utf8.h"
 
 namespace mineru::pipeline {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers.
-
-// MinerU full_to_half: U+FF01–FF5E (full-width ASCII, punctuation included) shifted to ASCII.
-std::string FullToHalf(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  size_t pos = 0;
-  while (pos < s.size()) {
-    char32_t cp = 0;
-    size_t n = text::WellFormedLength(s, pos, &cp);
-    if (n == 0) {
-      out.push_back(s[pos++]);
-      continue;
-    }
-    if (cp >= 0xFF01 && cp <= 0xFF5E) {
-      out.push_back(static_cast<char>(cp - 0xFEE0));
-    } else {
-      out.append(s.substr(pos, n));
-    }
-    pos += n;
-  }
-  return out;
-}
-
-// ''.join(s.split()): every Python whitespace character removed.
-std::string RemoveWhitespace(std::string_view s) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < s.size()) {
-    char32_t cp = 0;
-    size_t n = text::WellFormedLength(s, pos, &cp);
-    if (n == 0) {
-      out.push_back(s[pos++]);
-      continue;
-    }
-    if (!IsPythonSpace(cp)) out.append(s.substr(pos, n));
-    pos += n;
-  }
-  return out;
-}
 
 std::string AsciiLower(std::string s) {
   for (char& c : s) {
@@ -69,12 +27,7 @@ std::string AsciiLower(std::string s) {
   return s;
 }
 
-bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsAsciiSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-// Section 3.7: a caption ends with one of these (after full-to-half and lower-casing) ...
+// MinerU 2.7.6: a caption ends with one of these (after full-to-half and lower-casing) ...
 constexpr std::array<std::string_view, 8> kContinuationEndMarkers = {
     "(续)",    "(续表)",        "(续上表)",          "(continued)",
     "(cont.)", "(cont\u2019d)", "(\u2026continued)", "续表",
@@ -94,11 +47,8 @@ bool IsContinuationCaption(std::string_view caption) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The tolerant table parser.
-
-constexpr int kMaxSpan = 1000;
-// Occupancy cells the span-aware layout may mark before the table counts as malformed.
-constexpr size_t kMaxOccupancyMarks = size_t{4} << 20;
+// The table as this merge edits it: html_table.h's parse (single level, nested tables rejected)
+// with the colspans the widening rewrites.
 
 struct Cell {
   size_t tag_begin = 0;
@@ -129,152 +79,6 @@ struct Table {
   int total_cols = 0;
 };
 
-// Decodes the HTML character references BeautifulSoup's get_text() would: numeric ones and the
-// common named ones. Others stay literal.
-void AppendDecoded(std::string_view s, std::string* out) {
-  size_t pos = 0;
-  while (pos < s.size()) {
-    size_t amp = s.find('&', pos);
-    if (amp == std::string_view::npos) {
-      out->append(s.substr(pos));
-      return;
-    }
-    out->append(s.substr(pos, amp - pos));
-    size_t semi = s.find(';', amp);
-    if (semi == std::string_view::npos || semi - amp > 10) {
-      out->push_back('&');
-      pos = amp + 1;
-      continue;
-    }
-    std::string_view name = s.substr(amp + 1, semi - amp - 1);
-    char32_t cp = 0;
-    if (name == "amp") {
-      cp = '&';
-    } else if (name == "lt") {
-      cp = '<';
-    } else if (name == "gt") {
-      cp = '>';
-    } else if (name == "quot") {
-      cp = '"';
-    } else if (name == "apos") {
-      cp = '\'';
-    } else if (name == "nbsp") {
-      cp = 0xA0;
-    } else if (name.size() >= 2 && name[0] == '#') {
-      const bool hex = name[1] == 'x' || name[1] == 'X';
-      uint32_t value = 0;
-      bool ok = name.size() > (hex ? 2u : 1u);
-      for (size_t i = hex ? 2 : 1; ok && i < name.size(); ++i) {
-        char c = name[i];
-        int digit = c >= '0' && c <= '9'          ? c - '0'
-                    : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                  : -1;
-        if (digit < 0) ok = false;
-        value = value * (hex ? 16 : 10) + static_cast<uint32_t>(digit < 0 ? 0 : digit);
-        if (value > 0x10FFFF) ok = false;
-      }
-      if (ok && value != 0 && (value < 0xD800 || value > 0xDFFF)) cp = value;
-    }
-    if (cp == 0) {
-      out->push_back('&');
-      pos = amp + 1;
-      continue;
-    }
-    text::AppendUtf8(cp, out);
-    pos = semi + 1;
-  }
-}
-
-// rowspan/colspan value: optional whitespace, optional '+', digits; 1..kMaxSpan.
-std::optional<int> ParseSpan(std::string_view v) {
-  while (!v.empty() && IsAsciiSpace(v.front())) v.remove_prefix(1);
-  while (!v.empty() && IsAsciiSpace(v.back())) v.remove_suffix(1);
-  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
-  if (v.empty()) return std::nullopt;
-  int value = 0;
-  for (char c : v) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-    if (value > kMaxSpan) return std::nullopt;
-  }
-  if (value < 1) return std::nullopt;
-  return value;
-}
-
-struct Tag {
-  std::string name;  // lower-cased
-  bool end = false;
-  size_t begin = 0;
-  size_t end_pos = 0;  // one past '>'
-  Cell cell;           // attributes of a td/th start tag
-  bool bad_span = false;
-};
-
-// Parses the tag at html[pos] == '<' whose next character is a letter or '/'+letter. nullopt
-// when no '>' closes it.
-std::optional<Tag> ParseTag(std::string_view html, size_t pos) {
-  Tag tag;
-  tag.begin = pos;
-  size_t i = pos + 1;
-  if (html[i] == '/') {
-    tag.end = true;
-    ++i;
-  }
-  while (i < html.size() && (IsAsciiAlpha(html[i]) || (html[i] >= '0' && html[i] <= '9'))) {
-    tag.name.push_back(
-        static_cast<char>(html[i] >= 'A' && html[i] <= 'Z' ? html[i] + 32 : html[i]));
-    ++i;
-  }
-  // Attributes: name[=value], values quoted with ' or " or bare.
-  while (true) {
-    while (i < html.size() && (IsAsciiSpace(html[i]) || html[i] == '/')) ++i;
-    if (i >= html.size()) return std::nullopt;
-    if (html[i] == '>') {
-      tag.end_pos = i + 1;
-      size_t insert = i;
-      if (insert > pos && html[insert - 1] == '/') --insert;
-      tag.cell.attr_insert_at = insert;
-      return tag;
-    }
-    size_t name_begin = i;
-    while (i < html.size() && !IsAsciiSpace(html[i]) && html[i] != '=' && html[i] != '>' &&
-           html[i] != '/') {
-      ++i;
-    }
-    std::string name = AsciiLower(std::string(html.substr(name_begin, i - name_begin)));
-    while (i < html.size() && IsAsciiSpace(html[i])) ++i;
-    if (i >= html.size()) return std::nullopt;
-    if (html[i] != '=') continue;  // attribute without a value
-    ++i;
-    while (i < html.size() && IsAsciiSpace(html[i])) ++i;
-    if (i >= html.size()) return std::nullopt;
-    size_t value_begin = i;
-    size_t value_end = i;
-    if (html[i] == '"' || html[i] == '\'') {
-      size_t close = html.find(html[i], i + 1);
-      if (close == std::string_view::npos) return std::nullopt;
-      value_begin = i + 1;
-      value_end = close;
-      i = close + 1;
-    } else {
-      while (i < html.size() && !IsAsciiSpace(html[i]) && html[i] != '>') ++i;
-      value_end = i;
-    }
-    if (name == "colspan" || name == "rowspan") {
-      std::optional<int> span = ParseSpan(html.substr(value_begin, value_end - value_begin));
-      if (!span) {
-        tag.bad_span = true;
-      } else if (name == "colspan") {
-        tag.cell.colspan = *span;
-        tag.cell.colspan_value = std::make_pair(value_begin, value_end);
-      } else {
-        tag.cell.rowspan = *span;
-      }
-    }
-  }
-}
-
 // Computes the span-aware layout; false when the marks exceed the budget.
 bool ComputeLayout(Table* table) {
   const size_t n = table->rows.size();
@@ -289,7 +93,12 @@ bool ComputeLayout(Table* table) {
       const size_t last_row = std::min(n, r + static_cast<size_t>(cell.rowspan));
       for (size_t rr = r; rr < last_row; ++rr) {
         std::vector<char>& row = occupied[rr];
-        if (row.size() < col + cell.colspan) row.resize(col + cell.colspan, 0);
+        if (row.size() < col + cell.colspan) {
+          // The growth counts too: a rowspan can widen rows below far past what they hold.
+          marks += col + cell.colspan - row.size();
+          if (marks > kMaxOccupancyMarks) return false;
+          row.resize(col + cell.colspan, 0);
+        }
         std::fill(row.begin() + col, row.begin() + col + cell.colspan, 1);
         marks += static_cast<size_t>(cell.colspan);
         if (marks > kMaxOccupancyMarks) return false;
@@ -309,109 +118,39 @@ bool ComputeLayout(Table* table) {
   return true;
 }
 
-// Parses `html` (kept by reference: it must outlive the result). nullopt for HTML this parser
+// Parses `html` (kept by reference: it must outlive the result). nullopt for HTML the parser
 // rejects (see table_merge.h).
 std::optional<Table> ParseTable(std::string_view html) {
+  std::optional<HtmlTable> parsed = ParseHtmlTable(html);
+  if (!parsed) return std::nullopt;
   Table table;
   table.html = html;
-  int depth = 0;
-  bool seen_table = false;
-  std::optional<size_t> table_close;
-  bool seen_tbody = false;
-  std::optional<size_t> tbody_close;
-  std::optional<Row> row;
-  Cell* cell = nullptr;
-
-  auto close_cell = [&] { cell = nullptr; };
-  auto close_row = [&](size_t end, bool explicit_close) {
-    close_cell();
-    if (!row) return;
-    row->end = end;
-    row->closed = explicit_close;
-    table.rows.push_back(std::move(*row));
-    row.reset();
-  };
-
-  size_t pos = 0;
-  while (pos < html.size()) {
-    size_t lt = html.find('<', pos);
-    if (lt == std::string_view::npos) lt = html.size();
-    if (cell != nullptr && lt > pos) AppendDecoded(html.substr(pos, lt - pos), &cell->text);
-    if (lt >= html.size()) break;
-    pos = lt;
-    if (html.compare(pos, 4, "<!--") == 0) {
-      size_t close = html.find("-->", pos + 4);
-      if (close == std::string_view::npos) return std::nullopt;
-      pos = close + 3;
-      continue;
+  table.insert_at = parsed->insert_at;
+  for (const HtmlRow& source : parsed->rows) {
+    Row row;
+    row.begin = source.begin;
+    row.end = source.end;
+    row.closed = source.closed;
+    for (size_t id : source.cells) {
+      const HtmlCell& parsed_cell = parsed->cells[id];
+      Cell cell;
+      cell.tag_begin = parsed_cell.tag_begin;
+      cell.tag_end = parsed_cell.tag_end;
+      cell.colspan_value = parsed_cell.colspan_value;
+      cell.attr_insert_at = parsed_cell.attr_insert_at;
+      cell.colspan = parsed_cell.colspan;
+      cell.rowspan = parsed_cell.rowspan;
+      cell.text = parsed_cell.text;
+      row.cells.push_back(std::move(cell));
     }
-    const char next = pos + 1 < html.size() ? html[pos + 1] : '\0';
-    if (next == '!' || next == '?') {
-      size_t close = html.find('>', pos);
-      if (close == std::string_view::npos) return std::nullopt;
-      pos = close + 1;
-      continue;
-    }
-    const bool is_tag =
-        IsAsciiAlpha(next) || (next == '/' && pos + 2 < html.size() && IsAsciiAlpha(html[pos + 2]));
-    if (!is_tag) {
-      if (cell != nullptr) cell->text.push_back('<');
-      ++pos;
-      continue;
-    }
-    std::optional<Tag> tag = ParseTag(html, pos);
-    if (!tag || tag->bad_span) return std::nullopt;
-    pos = tag->end_pos;
-    const std::string& name = tag->name;
-    if (name == "table") {
-      if (!tag->end) {
-        if (++depth > 1) return std::nullopt;  // nested tables are not merged
-        seen_table = true;
-      } else if (depth > 0) {
-        close_row(tag->begin, false);
-        if (!table_close) table_close = tag->begin;
-        --depth;
-      }
-    } else if (name == "tbody" || name == "thead" || name == "tfoot") {
-      close_row(tag->begin, false);
-      if (name == "tbody" && !tag->end) seen_tbody = true;
-      if (name == "tbody" && tag->end && seen_tbody && !tbody_close) tbody_close = tag->begin;
-    } else if (name == "tr") {
-      if (!tag->end) {
-        close_row(tag->begin, false);
-        row.emplace();
-        row->begin = tag->begin;
-      } else if (row) {
-        close_row(tag->end_pos, true);
-      }
-    } else if (name == "td" || name == "th") {
-      if (tag->end) {
-        close_cell();
-      } else if (row) {
-        // A new cell ends any open one; cells outside a row are not part of any row.
-        Cell parsed = tag->cell;
-        parsed.tag_begin = tag->begin;
-        parsed.tag_end = tag->end_pos;
-        row->cells.push_back(std::move(parsed));
-        cell = &row->cells.back();
-      }
-    }
-  }
-  close_row(html.size(), false);
-  if (!seen_table) return std::nullopt;
-  if (seen_tbody && tbody_close) {
-    table.insert_at = *tbody_close;
-  } else if (table_close) {
-    table.insert_at = *table_close;
-  } else {
-    table.insert_at = html.size();
+    table.rows.push_back(std::move(row));
   }
   if (!ComputeLayout(&table)) return std::nullopt;
   return table;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Row measures (section 3.7).
+// Row measures.
 
 int ActualCols(const Row& row) {  // sum of colspans
   int sum = 0;
@@ -425,7 +164,9 @@ std::vector<int> Colspans(const Row& row) {
   return out;
 }
 
-std::string NormalizedText(const Cell& cell) { return RemoveWhitespace(FullToHalf(cell.text)); }
+std::string NormalizedText(const Cell& cell) {
+  return RemovePythonWhitespace(FullToHalf(cell.text));
+}
 
 // Header rows (up to 5) the lower table repeats: first rows equal in cell count, effective
 // width, every cell's colspan/rowspan and whitespace-insensitive full-to-half text; when not even
@@ -610,7 +351,7 @@ size_t CountSubBlocks(Json& table, std::string_view type) {
   return n;
 }
 
-// Section 3.7's caption and footnote conditions.
+// MinerU 2.7.6 can_merge_tables: the caption and footnote conditions.
 bool CaptionsAllowMerge(Json& upper, Json& lower) {
   const size_t upper_footnotes = CountSubBlocks(upper, "table_footnote");
   bool has_caption = false;
