@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline/caption_fallbacks.h"
 
-#include <utf8proc.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -187,59 +185,7 @@ void FallbackLeadingContinuationCaptions(std::vector<Block>* blocks) {
   for (size_t k = 0; k < cursor; ++k) MakeCaption(&(*blocks)[effective[k]]);
 }
 
-// Python's str.isalpha() for one code point: general category Lu, Ll, Lt, Lm or Lo.
-bool IsPythonAlpha(char32_t cp) {
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-      return true;
-    default:
-      return false;
-  }
-}
-
-constexpr std::array<std::string_view, 9> kContinuationEndMarkers = {
-    "(续)",    "(续表)",        "(续上表)",          "(continued)",
-    "(cont.)", "(cont\u2019d)", "(\u2026continued)", "continued",
-    "续表",
-};
-constexpr std::string_view kContinuationInlineMarker = "(continued)";
-
 }  // namespace
-
-bool IsTableContinuationText(std::string_view raw) {
-  // Python's lower() is Unicode-wide; ASCII lower-casing gives the same answer because no other
-  // letter lower-cases into these markers (U+0130 and U+212A aside, which only ever matter
-  // for text that would otherwise not be a marker).
-  const std::string repaired = text::RepairUtf8(PythonStrip(raw));
-  std::string t;
-  t.reserve(repaired.size());
-  for (size_t pos = 0; pos < repaired.size();) {
-    const char32_t cp = text::NextCodePoint(repaired, &pos);
-    if (cp >= 0xFF01 && cp <= 0xFF5E) {
-      t.push_back(static_cast<char>(cp - 0xFEE0));
-    } else {
-      text::AppendUtf8(cp, &t);
-    }
-  }
-  for (char& c : t) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  if (t.empty()) return false;
-  const std::string_view s = t;
-  for (std::string_view marker : kContinuationEndMarkers) {
-    if (!s.ends_with(marker)) continue;
-    if (marker != "continued") return true;
-    const size_t start = s.size() - marker.size();
-    if (start == 0) return true;
-    size_t previous_start = 0;
-    if (!IsPythonAlpha(text::PreviousCodePoint(s, start, &previous_start))) return true;
-  }
-  return s.find(kContinuationInlineMarker) != std::string_view::npos;
-}
 
 void ApplyCaptionFallbacks(std::vector<Block>* blocks) {
   FallbackInlineCaptionFragments(blocks);

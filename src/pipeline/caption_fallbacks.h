@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pipeline/magic_model_common.h"
+#include "pipeline/table_merge.h"
 
 namespace mineru::pipeline::magic {
 
@@ -36,10 +37,7 @@ namespace mineru::pipeline::magic {
 //    (horizontally near; gap <= max(12, 1.5 * max height) and overlap <= max(2, 0.3 * height)).
 void ApplyCaptionFallbacks(std::vector<Block>* blocks);
 
-// MinerU 3.4.4 is_table_continuation_text: the text (trimmed, U+FF01-FF5E folded to ASCII,
-// lower-cased) ends with "(续)", "(续表)", "(续上表)", "(continued)", "(cont.)", "(cont’d)",
-// "(…continued)", "续表" or "continued" (the last only at the start or after a non-letter), or
-// contains "(continued)".
-bool IsTableContinuationText(std::string_view text);
+// MinerU 3.4.4 is_table_continuation_text, shared with the cross-page table merge.
+using pipeline::IsTableContinuationText;
 
 }  // namespace mineru::pipeline::magic
