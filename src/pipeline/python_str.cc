@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#include "pipeline/python_text.h"
 #include "text/utf8.h"
 
 namespace mineru::pipeline {
@@ -140,3 +141,149 @@ std::string PythonListRepr(const std::vector<std::string>& items) {
 }
 
 }  // namespace mineru::pipeline
+
+namespace mineru::pipeline::pystr {
+namespace {
+
+utf8proc_category_t Category(char32_t cp) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+}
+
+bool IsLineBreak(char32_t cp) {
+  return (cp >= 0x0A && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 || cp == 0x2028 ||
+         cp == 0x2029;
+}
+
+}  // namespace
+
+char32_t CodePointAt(std::string_view s, size_t pos, size_t* length) {
+  const auto byte = static_cast<unsigned char>(s[pos]);
+  if (byte < 0x80) {
+    *length = 1;
+    return byte;
+  }
+  char32_t cp = 0;
+  *length = text::WellFormedLength(s, pos, &cp);
+  if (*length > 0) return cp;
+  *length = 1;
+  return text::kReplacementCharacter;
+}
+
+size_t Length(std::string_view s) {
+  size_t count = 0;
+  for (size_t i = 0, n = 0; i < s.size(); i += n, ++count) CodePointAt(s, i, &n);
+  return count;
+}
+
+std::string_view Prefix(std::string_view s, size_t n) {
+  size_t i = 0;
+  for (size_t taken = 0, len = 0; i < s.size() && taken < n; i += len, ++taken) {
+    CodePointAt(s, i, &len);
+  }
+  return s.substr(0, i);
+}
+
+std::vector<std::string_view> SplitLines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t len = 0;
+    const char32_t cp = CodePointAt(s, i, &len);
+    if (!IsLineBreak(cp)) {
+      i += len;
+      continue;
+    }
+    lines.push_back(s.substr(start, i - start));
+    i += (cp == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ? 2 : len;
+    start = i;
+  }
+  if (start < s.size()) lines.push_back(s.substr(start));
+  return lines;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  AppendLower(s, &out);
+  return out;
+}
+
+void AppendLower(std::string_view s, std::string* out) {
+  for (size_t i = 0, len = 0; i < s.size(); i += len) {
+    const auto byte = static_cast<unsigned char>(s[i]);
+    if (byte < 0x80) {
+      out->push_back(byte >= 'A' && byte <= 'Z' ? static_cast<char>(byte + 32) : s[i]);
+      len = 1;
+      continue;
+    }
+    char32_t cp = 0;
+    len = text::WellFormedLength(s, i, &cp);
+    if (len == 0) {  // not UTF-8: copied through
+      len = 1;
+      out->push_back(s[i]);
+    } else if (cp == 0x130) {
+      out->append("i\xCC\x87");  // U+0069 U+0307
+    } else {
+      text::AppendUtf8(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))),
+                       out);
+    }
+  }
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return out;
+}
+
+bool IsWordChar(char32_t cp) {
+  if (cp < 0x80) {
+    return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+           cp == '_';
+  }
+  switch (Category(cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string CollapseWhitespace(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    if (size_t n = PythonSpaceLength(s, i)) {
+      while (n > 0) {
+        i += n;
+        n = PythonSpaceLength(s, i);
+      }
+      out.push_back(' ');
+      continue;
+    }
+    out.push_back(s[i++]);
+  }
+  return out;
+}
+
+size_t Count(std::string_view s, std::string_view needle) {
+  size_t n = 0;
+  for (size_t pos = s.find(needle); pos != std::string_view::npos;
+       pos = s.find(needle, pos + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace mineru::pipeline::pystr
