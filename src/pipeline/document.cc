@@ -195,7 +195,7 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   } else {
     out.middle =
         MiddlePage(extraction->blocks, job.page_idx, width_pt, height_pt, save, &out.warnings);
-    out.model = ModelBlocks(extraction->blocks);
+    out.model = ModelJsonPage(extraction->blocks);
   }
   out.assemble_seconds = SecondsSince(assemble_start);
   return out;
@@ -407,7 +407,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       result.table_merges = merge.merged;
     }
     for (const std::vector<ContentBlock>& blocks : client_pages) {
-      model.push_back(ModelBlocksPro(blocks));
+      model.push_back(ModelJsonPage(blocks));
     }
     FinalizeMiddleJsonPro(pdf_info, options.table_merge && options.extract.table);
     markdown = MakeMarkdownPro(pdf_info, markdown_options);

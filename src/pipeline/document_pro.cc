@@ -137,7 +137,7 @@ void FinalizeMiddleJsonPro(Json& pdf_info, bool table_merge) {
   if (table_merge) MergeCrossPageTables(pdf_info, TableMergeRules{.mineru_344 = true});
 }
 
-Json ModelBlocksPro(const std::vector<ContentBlock>& blocks) {
+Json ModelJsonPage(const std::vector<ContentBlock>& blocks) {
   Json page = Json::array();
   for (const ContentBlock& b : blocks) {
     Json block{{"type", BlockTypeName(b.type)},

@@ -48,8 +48,9 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
 // recognition on and MINERU_TABLE_MERGE_ENABLE).
 void FinalizeMiddleJsonPro(Json& pdf_info, bool table_merge);
 
-// model.json's blocks of one page for the Pro profile: {type, bbox, angle, content} plus
-// merge_prev (text), sub_type (analysed image/chart) and cell_merge (tables) when set.
-Json ModelBlocksPro(const std::vector<ContentBlock>& blocks);
+// model.json's blocks of one page: {type, bbox, angle, content}, plus for the Pro profile
+// merge_prev (text), sub_type (analysed image/chart) and cell_merge (tables) when set (the 2509
+// client never sets them).
+Json ModelJsonPage(const std::vector<ContentBlock>& blocks);
 
 }  // namespace mineru::pipeline

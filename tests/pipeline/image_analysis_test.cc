@@ -70,9 +70,9 @@ TEST(PythonStrTest, LowerWordCharRepr) {
   EXPECT_TRUE(pystr::IsWordChar(U'²'));     // No
   EXPECT_FALSE(pystr::IsWordChar(0x0301));  // a combining mark is not \w in Python
   EXPECT_FALSE(pystr::IsWordChar(U'-'));
-  EXPECT_EQ(pystr::Repr("a'b"), "\"a'b\"");
-  EXPECT_EQ(pystr::Repr("a'\"b"), "'a\\'\"b'");
-  EXPECT_EQ(pystr::Repr("\t\n\x01\u00a0\u200b中"), "'\\t\\n\\x01\\xa0\\u200b中'");
+  EXPECT_EQ(PythonRepr("a'b"), "\"a'b\"");
+  EXPECT_EQ(PythonRepr("a'\"b"), "'a\\'\"b'");
+  EXPECT_EQ(PythonRepr("\t\n\x01\u00a0\u200b中"), "'\\t\\n\\x01\\xa0\\u200b中'");
   EXPECT_EQ(pystr::CollapseWhitespace(" a \t\u3000 b\n"), " a b ");
   EXPECT_EQ(pystr::Length("a中\xff"), 3u);
   EXPECT_EQ(pystr::Prefix("中文字", 2), "中文");
