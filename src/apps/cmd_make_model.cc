@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-cpp make-model: a random-weight checkpoint in the Hugging Face layout, with the
-// tokenizer files built from the Qwen2 vocabulary so that the directory is a complete model.
+// tokenizer files built from the Qwen2 vocabulary so that the directory is a complete model;
+// --config pro / pro-tiny write MinerU2.5-Pro-2605's file layout (model/random_checkpoint.h).
 #include <chrono>
 #include <cstdio>
 
@@ -34,20 +35,27 @@ int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
     return kExitUsage;
   }
   Json config;
+  const bool built_in = args.config == "real" || args.config == "tiny" || args.config == "pro" ||
+                        args.config == "pro-tiny";
   if (args.config == "real") {
     config = model::RealModelConfig();
   } else if (args.config == "tiny") {
     config = model::TinyModelConfig();
+  } else if (args.config == "pro") {
+    config = model::ProModelConfig();
+  } else if (args.config == "pro-tiny") {
+    config = model::ProTinyModelConfig();
   } else {
     auto file = ReadJsonFile(args.config, size_t{16} << 20);
     if (!file) return ReportError(file.error());
     config = std::move(*file);
   }
-  const std::string config_name = args.config == "real" || args.config == "tiny"
-                                      ? "the " + args.config + " config"
-                                      : args.config;
+  const std::string config_name = built_in ? "the " + args.config + " config" : args.config;
   model::RandomCheckpointOptions options;
   options.seed = args.seed;
+  if (args.config == "pro" || args.config == "pro-tiny") {
+    options.layout = model::CheckpointLayout::kPro;
+  }
   options.naming =
       args.naming == "prefixed" ? model::TensorNaming::kPrefixed : model::TensorNaming::kClassic;
   options.max_shard_bytes = args.max_shard_bytes;
@@ -70,7 +78,8 @@ void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_c
       app.add_subcommand("make-model", "Write a random-weight checkpoint (HF layout, bf16)");
   auto args = std::make_shared<MakeModelArgs>();
   cmd->add_option("--config", args->config,
-                  "real (MinerU2.5-2509's shape, 2.2 GB), tiny (the test model), or a config.json")
+                  "real (MinerU2.5-2509's shape, 2.2 GB), tiny (the test model), pro / pro-tiny "
+                  "(the same shapes with MinerU2.5-Pro-2605's files), or a config.json")
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Random seed")
       ->check(CLI::NonNegativeNumber)

@@ -6,6 +6,7 @@
 
 #include "engine/engine_impl.h"
 #include "engine/generation_config.h"
+#include "text/chat_template_file.h"
 
 namespace mineru::engine {
 
@@ -48,6 +49,10 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   std::error_code ec;
   if (std::filesystem::exists(model_dir + "/tokenizer.json", ec)) {
     MINERU_ASSIGN_OR_RETURN(impl->tokenizer_, text::Tokenizer::Load(model_dir + "/tokenizer.json"));
+    // Prompts are rendered by the built-in Qwen2-VL renderer: refuse a checkpoint whose own
+    // template would render something else (text/chat_template_file.h).
+    MINERU_ASSIGN_OR_RETURN(auto chat_template, text::FindChatTemplate(model_dir));
+    MINERU_RETURN_IF_ERROR(text::CheckChatTemplate(chat_template));
   }
   if (std::filesystem::exists(model_dir + "/preprocessor_config.json", ec)) {
     MINERU_ASSIGN_OR_RETURN(impl->processor_, image::ReadImageProcessorConfig(model_dir));

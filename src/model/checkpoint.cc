@@ -32,6 +32,8 @@ bool IsPlainFileName(const std::string& name) {
 std::string CanonicalTensorName(std::string_view name) {
   constexpr std::string_view kVisual = "model.visual.";
   constexpr std::string_view kLanguage = "model.language_model.";
+  // Some exports nest the output projection too; it is the same lm_head.
+  if (name == "model.lm_head.weight") return "lm_head.weight";
   if (name.substr(0, kVisual.size()) == kVisual) {
     return "visual." + std::string(name.substr(kVisual.size()));
   }

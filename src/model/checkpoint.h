@@ -46,7 +46,8 @@ class Checkpoint {
   const std::string& dir() const { return dir_; }
   const ModelConfig& config() const { return config_; }
   const Json& config_json() const { return config_json_; }
-  // Tied when config.json says so or when the checkpoint has no lm_head.weight.
+  // Tied when config.json says so (root or text_config) or when the checkpoint has no
+  // lm_head.weight (nor model.lm_head.weight).
   bool tied_embeddings() const { return tied_; }
 
   bool Has(std::string_view name) const { return tensors_.count(std::string(name)) != 0; }
@@ -81,7 +82,8 @@ class Checkpoint {
   std::string fingerprint_;
 };
 
-// "model.visual.blocks.0..." -> "visual.blocks.0...", "model.language_model.x" -> "model.x".
+// "model.visual.blocks.0..." -> "visual.blocks.0...", "model.language_model.x" -> "model.x",
+// "model.lm_head.weight" -> "lm_head.weight".
 std::string CanonicalTensorName(std::string_view name);
 
 }  // namespace mineru::model

@@ -8,15 +8,26 @@
 namespace mineru::model {
 namespace {
 
-// Reads text fields from "text_config" when the file nests them there (later MinerU2.5
-// checkpoints), else from the root (MinerU2.5-2509).
+bool Present(const Json& object, std::string_view key) {
+  const auto it = object.find(key);
+  return it != object.end() && !it->is_null();
+}
+
+// Reads text fields from "text_config" when the file nests them there (MinerU2.5-Pro), else from
+// the root (MinerU2.5-2509). A null value counts as absent.
 struct TextFields {
   const Json& root;
   const Json* nested;
   std::string_view where;
 
   const Json& For(std::string_view key) const {
-    if (nested != nullptr && nested->contains(key)) return *nested;
+    if (nested != nullptr && Present(*nested, key)) return *nested;
+    return root;
+  }
+  // For the fields transformers keeps on the outer Qwen2VLConfig (the vision token ids, dtype):
+  // the root, else text_config.
+  const Json& RootFirst(std::string_view key) const {
+    if (nested != nullptr && !Present(root, key) && Present(*nested, key)) return *nested;
     return root;
   }
   Result<std::optional<int64_t>> Int(std::string_view key) const {
@@ -60,20 +71,29 @@ Result<std::vector<int64_t>> TokenIds(const Json& object, std::string_view key,
   return ids.value_or(std::vector<int64_t>{});
 }
 
-Status ParseRopeScaling(const Json& object, TextConfig& text, std::string_view where) {
-  const auto it = object.find("rope_scaling");
-  if (it == object.end() || !it->is_object()) {
-    return Fail(ErrorCode::kCorrupt,
-                "{}: 'rope_scaling' with an 'mrope_section' is required for Qwen2-VL", where);
+// One of "rope_scaling" / "rope_parameters": its type must be M-RoPE's and it must carry a
+// 3-entry mrope_section; rope_parameters may also hold rope_theta (transformers 5.x).
+struct RopeObject {
+  std::vector<int> mrope_section;
+  std::optional<double> rope_theta;
+};
+
+Result<std::optional<RopeObject>> ParseRopeObject(const Json& object, std::string_view name,
+                                                  std::string_view where) {
+  const auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return std::optional<RopeObject>();
+  if (!it->is_object()) {
+    return Fail(ErrorCode::kCorrupt, "{}: '{}' must be an object with an 'mrope_section', got {}",
+                where, name, it->dump());
   }
-  const std::string scaling_where = std::string(where) + ": rope_scaling";
+  const std::string scaling_where = fmt::format("{}: {}", where, name);
   // HF 4.45 accepts the type under "type" or "rope_type"; "mrope" is renamed to "default".
   MINERU_ASSIGN_OR_RETURN(auto type, FindString(*it, "type", scaling_where));
   MINERU_ASSIGN_OR_RETURN(auto rope_type, FindString(*it, "rope_type", scaling_where));
-  for (const auto& name : {type, rope_type}) {
-    if (name && *name != "mrope" && *name != "default") {
+  for (const auto& type_name : {type, rope_type}) {
+    if (type_name && *type_name != "mrope" && *type_name != "default") {
       return Fail(ErrorCode::kUnsupported, "{}: rope type '{}' is not supported (mrope only)",
-                  scaling_where, *name);
+                  scaling_where, *type_name);
     }
   }
   MINERU_ASSIGN_OR_RETURN(auto section, FindIntArray(*it, "mrope_section", scaling_where));
@@ -82,13 +102,45 @@ Status ParseRopeScaling(const Json& object, TextConfig& text, std::string_view w
     return Fail(ErrorCode::kCorrupt, "{}: 'mrope_section' must have 3 entries (t, h, w), has {}",
                 scaling_where, section->size());
   }
-  text.mrope_section.clear();
+  RopeObject rope;
   for (int64_t s : *section) {
     if (s < 0 || s > 4096) {
       return Fail(ErrorCode::kCorrupt, "{}: bad 'mrope_section' entry {}", scaling_where, s);
     }
-    text.mrope_section.push_back(static_cast<int>(s));
+    rope.mrope_section.push_back(static_cast<int>(s));
   }
+  MINERU_ASSIGN_OR_RETURN(rope.rope_theta, FindNumber(*it, "rope_theta", scaling_where));
+  return std::optional<RopeObject>(std::move(rope));
+}
+
+// mrope_section and rope_theta. Each of rope_scaling and rope_parameters is taken from
+// text_config when it is there, else from the root. rope_theta: the "rope_theta" field, else
+// rope_parameters' own, else 1e6; where both are given they must agree.
+Status ParseRope(const TextFields& fields, TextConfig& text, std::string_view where) {
+  MINERU_ASSIGN_OR_RETURN(auto scaling,
+                          ParseRopeObject(fields.For("rope_scaling"), "rope_scaling", where));
+  MINERU_ASSIGN_OR_RETURN(auto parameters,
+                          ParseRopeObject(fields.For("rope_parameters"), "rope_parameters", where));
+  if (!scaling && !parameters) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: 'rope_scaling' (or 'rope_parameters') with an 'mrope_section' is required "
+                "for Qwen2-VL",
+                where);
+  }
+  if (scaling && parameters && scaling->mrope_section != parameters->mrope_section) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: 'rope_scaling' and 'rope_parameters' give different mrope_section values",
+                where);
+  }
+  text.mrope_section = scaling ? scaling->mrope_section : parameters->mrope_section;
+  MINERU_ASSIGN_OR_RETURN(auto theta, fields.Number("rope_theta"));
+  const std::optional<double> nested_theta = parameters ? parameters->rope_theta : std::nullopt;
+  if (theta && nested_theta && *theta != *nested_theta) {
+    return Fail(ErrorCode::kCorrupt,
+                "{}: 'rope_theta' {} and rope_parameters' rope_theta {} differ", where, *theta,
+                *nested_theta);
+  }
+  text.rope_theta = static_cast<float>(Or(theta, Or(nested_theta, 1e6)));
   return OkStatus();
 }
 
@@ -171,7 +223,12 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
                 where, config.model_type);
   }
   const auto nested_it = json.find("text_config");
+  if (nested_it != json.end() && !nested_it->is_null() && !nested_it->is_object()) {
+    return Fail(ErrorCode::kCorrupt, "{}: 'text_config' must be an object, got {}", where,
+                nested_it->dump());
+  }
   const Json* nested = nested_it != json.end() && nested_it->is_object() ? &*nested_it : nullptr;
+  config.nested_text_config = nested != nullptr;
   const TextFields fields{json, nested, where};
   TextConfig& text = config.text;
   MINERU_ASSIGN_OR_RETURN(int64_t hidden,
@@ -205,13 +262,12 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   }
   // HF Qwen2VLConfig defaults for absent fields.
   MINERU_ASSIGN_OR_RETURN(auto eps, fields.Number("rms_norm_eps"));
-  MINERU_ASSIGN_OR_RETURN(auto theta, fields.Number("rope_theta"));
+  MINERU_RETURN_IF_ERROR(ParseRope(fields, text, where));
   MINERU_ASSIGN_OR_RETURN(auto max_pos, fields.Int("max_position_embeddings"));
   MINERU_ASSIGN_OR_RETURN(auto act, FindString(fields.For("hidden_act"), "hidden_act", where));
   MINERU_ASSIGN_OR_RETURN(auto sliding,
                           FindBool(fields.For("use_sliding_window"), "use_sliding_window", where));
   text.rms_norm_eps = static_cast<float>(Or(eps, 1e-5));
-  text.rope_theta = static_cast<float>(Or(theta, 1e6));
   text.max_position_embeddings = Or(max_pos, int64_t{32768});
   text.hidden_act = Or(act, std::string("silu"));
   text.use_sliding_window = Or(sliding, false);
@@ -228,7 +284,6 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   if (text.use_sliding_window) {
     return Fail(ErrorCode::kUnsupported, "{}: use_sliding_window is not supported", where);
   }
-  MINERU_RETURN_IF_ERROR(ParseRopeScaling(fields.For("rope_scaling"), text, where));
   const int section_sum = std::accumulate(text.mrope_section.begin(), text.mrope_section.end(), 0);
   if (section_sum != text.head_dim() / 2) {
     return Fail(ErrorCode::kCorrupt, "{}: mrope_section sums to {}, head_dim / 2 is {}", where,
@@ -250,17 +305,22 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
   }
   config.tie_word_embeddings = Or(tie_root, false) || Or(tie_nested, false);
 
-  MINERU_ASSIGN_OR_RETURN(config.image_token_id, Required(FindInt(json, "image_token_id", where),
-                                                          "image_token_id", where));
+  auto root_first = [&](std::string_view key) {
+    return FindInt(fields.RootFirst(key), key, where);
+  };
+  MINERU_ASSIGN_OR_RETURN(config.image_token_id,
+                          Required(root_first("image_token_id"), "image_token_id", where));
   MINERU_ASSIGN_OR_RETURN(
       config.vision_start_token_id,
-      Required(FindInt(json, "vision_start_token_id", where), "vision_start_token_id", where));
-  MINERU_ASSIGN_OR_RETURN(auto video, FindInt(json, "video_token_id", where));
-  MINERU_ASSIGN_OR_RETURN(auto vision_end, FindInt(json, "vision_end_token_id", where));
-  MINERU_ASSIGN_OR_RETURN(auto bos, FindInt(fields.For("bos_token_id"), "bos_token_id", where));
+      Required(root_first("vision_start_token_id"), "vision_start_token_id", where));
+  MINERU_ASSIGN_OR_RETURN(auto video, root_first("video_token_id"));
+  MINERU_ASSIGN_OR_RETURN(auto vision_end, root_first("vision_end_token_id"));
+  MINERU_ASSIGN_OR_RETURN(auto bos, fields.Int("bos_token_id"));
+  MINERU_ASSIGN_OR_RETURN(auto pad, fields.Int("pad_token_id"));
   config.video_token_id = Or(video, int64_t{-1});
   config.vision_end_token_id = Or(vision_end, int64_t{-1});
   config.bos_token_id = Or(bos, int64_t{-1});
+  config.pad_token_id = Or(pad, int64_t{-1});
   MINERU_ASSIGN_OR_RETURN(config.eos_token_ids,
                           TokenIds(fields.For("eos_token_id"), "eos_token_id", where));
   for (int64_t id : {config.image_token_id, config.vision_start_token_id}) {
@@ -269,8 +329,14 @@ Result<ModelConfig> ParseModelConfig(const Json& json, std::string_view where) {
                   where, id, text.vocab_size);
     }
   }
-  MINERU_ASSIGN_OR_RETURN(auto dtype, FindString(json, "torch_dtype", where));
-  config.torch_dtype = Or(dtype, std::string());
+  // transformers >= 4.56 writes "dtype" and reads "torch_dtype" as its old name.
+  for (std::string_view key : {"dtype", "torch_dtype"}) {
+    MINERU_ASSIGN_OR_RETURN(auto dtype, FindString(fields.RootFirst(key), key, where));
+    if (dtype) {
+      config.torch_dtype = *dtype;
+      break;
+    }
+  }
   return config;
 }
 

@@ -2,6 +2,17 @@
 // The Qwen2-VL configuration read from a checkpoint's config.json. Every value the file states
 // is taken from it; absent optional fields take Hugging Face transformers' defaults (named
 // below); absent fields that define tensor shapes are errors.
+//
+// Both layouts MinerU2.5 ships go through one path (docs/MODEL.md, "config.json"):
+//   - MinerU2.5-2509: the text model's fields at the JSON root;
+//   - MinerU2.5-Pro (written by transformers >= 4.52): the same fields still at the root and
+//     again in a nested "text_config" object, tie_word_embeddings only in text_config, and
+//     "dtype" (transformers >= 4.56) in place of "torch_dtype".
+// A text field is read from text_config when it is there (null counts as absent), else from the
+// root, else the Qwen2VLTextConfig default: transformers builds the text model from text_config
+// whenever the object exists, so where the two places disagree text_config is what runs.
+// The M-RoPE parameters come from "rope_scaling" or "rope_parameters" (transformers 5.x), at
+// either place; when both are given their mrope_section must agree.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +74,14 @@ struct ModelConfig {
   int64_t vision_start_token_id = 0;
   int64_t vision_end_token_id = -1;
   int64_t bos_token_id = -1;
+  int64_t pad_token_id = -1;  // -1: the file names none
   std::vector<int64_t> eos_token_ids;
+  // The weights' dtype as the file names it: "dtype" (transformers >= 4.56), else "torch_dtype";
+  // root first, then text_config. Informational (the tensors carry their own dtype).
   std::string torch_dtype;
+  // config.json has a "text_config" object (what the profile rule looks at: the Pro checkpoints
+  // have one, MinerU2.5-2509 has not).
+  bool nested_text_config = false;
 };
 
 // where names the source in error messages ("model/config.json").

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.h"
@@ -195,10 +196,14 @@ Status CheckTokenizerAgainstConfig(const text::Tokenizer& tokenizer, const Model
 
 // Builds the tokenizer files from the source and reads them back as the runtime will.
 Result<text::ModelTokenizerFiles> BuildTokenizerFiles(const std::string& source, uint64_t max_bytes,
-                                                      const ModelConfig& config) {
+                                                      const ModelConfig& config,
+                                                      CheckpointLayout layout) {
   MINERU_ASSIGN_OR_RETURN(Json json, ReadJsonFile(source, max_bytes));
-  MINERU_ASSIGN_OR_RETURN(text::ModelTokenizerFiles files,
-                          text::BuildModelTokenizerFiles(json, source));
+  MINERU_ASSIGN_OR_RETURN(
+      text::ModelTokenizerFiles files,
+      text::BuildModelTokenizerFiles(
+          json, source,
+          layout == CheckpointLayout::kPro ? text::TokenTable::kPro : text::TokenTable::k2509));
   MINERU_ASSIGN_OR_RETURN(Json written, ParseJson(files.tokenizer_json, "tokenizer.json"));
   MINERU_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
                           text::Tokenizer::FromJson(written, "tokenizer.json"));
@@ -229,6 +234,17 @@ Json PreprocessorConfig(const ModelConfig& config, bool real) {
               {"temporal_patch_size", v.temporal_patch_size}};
 }
 
+// MinerU2.5-Pro-2605's bounds (224 * 224 and 2048 * 28 * 28), both at the top level and in the
+// "size" form newer transformers write (the top level wins where they differ).
+Json ProPreprocessorConfig(const ModelConfig& config) {
+  constexpr int64_t kMinPixels = 50176, kMaxPixels = 1605632;
+  Json json = PreprocessorConfig(config, /*real=*/true);
+  json["min_pixels"] = kMinPixels;
+  json["max_pixels"] = kMaxPixels;
+  json["size"] = {{"longest_edge", kMaxPixels}, {"shortest_edge", kMinPixels}};
+  return json;
+}
+
 Json GenerationConfig(const ModelConfig& config) {
   std::vector<int64_t> eos = config.eos_token_ids;
   if (config.bos_token_id >= 0 &&
@@ -240,6 +256,16 @@ Json GenerationConfig(const ModelConfig& config) {
     json["bos_token_id"] = config.bos_token_id;
     json["pad_token_id"] = config.bos_token_id;
   }
+  return json;
+}
+
+// Pro-2605's sampling defaults (those of Qwen2-VL-Instruct) beside the stop ids.
+Json ProGenerationConfig(const ModelConfig& config) {
+  Json json = GenerationConfig(config);
+  json["do_sample"] = true;
+  json["temperature"] = 0.01;
+  json["top_k"] = 1;
+  json["top_p"] = 0.001;
   return json;
 }
 
@@ -302,29 +328,62 @@ Json TinyModelConfig() {
   return config;
 }
 
+Json ToProLayout(Json config) {
+  Json text = Json::object();
+  for (const char* key :
+       {"attention_dropout", "bos_token_id",        "eos_token_id",       "hidden_act",
+        "hidden_size",       "initializer_range",   "intermediate_size",  "max_position_embeddings",
+        "max_window_layers", "num_attention_heads", "num_hidden_layers",  "num_key_value_heads",
+        "pad_token_id",      "rms_norm_eps",        "rope_scaling",       "rope_theta",
+        "sliding_window",    "use_cache",           "use_sliding_window", "vocab_size"}) {
+    if (config.contains(key)) text[key] = config[key];
+  }
+  text["model_type"] = "qwen2_vl_text";
+  // transformers drops a root value equal to PretrainedConfig's default (tie: true) when it
+  // saves; the text config's own default is false, so the flag stays there.
+  text["tie_word_embeddings"] = true;
+  config.erase("tie_word_embeddings");
+  if (config.contains("torch_dtype")) {
+    config["dtype"] = config["torch_dtype"];
+    config.erase("torch_dtype");
+  }
+  config["text_config"] = std::move(text);
+  return config;
+}
+
+Json ProModelConfig() { return ToProLayout(RealModelConfig()); }
+Json ProTinyModelConfig() { return ToProLayout(TinyModelConfig()); }
+
 Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const std::string& dir,
                              const RandomCheckpointOptions& options) {
   MINERU_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(config_json, "model config"));
   std::optional<text::ModelTokenizerFiles> tokenizer_files;
   if (!options.tokenizer_source.empty()) {
     MINERU_ASSIGN_OR_RETURN(
-        tokenizer_files,
-        BuildTokenizerFiles(options.tokenizer_source, options.max_tokenizer_bytes, config));
+        tokenizer_files, BuildTokenizerFiles(options.tokenizer_source, options.max_tokenizer_bytes,
+                                             config, options.layout));
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Fail(ErrorCode::kIo, "{}: cannot create directory: {}", dir, ec.message());
   const bool real = config_json == RealModelConfig();
+  const bool pro = options.layout == CheckpointLayout::kPro;
   MINERU_RETURN_IF_ERROR(WriteJson(fs::path(dir) / "config.json", config_json));
   MINERU_RETURN_IF_ERROR(
-      WriteJson(fs::path(dir) / "preprocessor_config.json", PreprocessorConfig(config, real)));
-  MINERU_RETURN_IF_ERROR(
-      WriteJson(fs::path(dir) / "generation_config.json", GenerationConfig(config)));
+      WriteJson(fs::path(dir) / "preprocessor_config.json",
+                pro ? ProPreprocessorConfig(config) : PreprocessorConfig(config, real)));
+  MINERU_RETURN_IF_ERROR(WriteJson(fs::path(dir) / "generation_config.json",
+                                   pro ? ProGenerationConfig(config) : GenerationConfig(config)));
   if (tokenizer_files) {
-    MINERU_RETURN_IF_ERROR(
-        WriteText(fs::path(dir) / "tokenizer.json", tokenizer_files->tokenizer_json));
-    MINERU_RETURN_IF_ERROR(
-        WriteText(fs::path(dir) / "tokenizer_config.json", tokenizer_files->tokenizer_config_json));
+    const std::pair<const char*, const std::string*> files[] = {
+        {"tokenizer.json", &tokenizer_files->tokenizer_json},
+        {"tokenizer_config.json", &tokenizer_files->tokenizer_config_json},
+        {"chat_template.jinja", &tokenizer_files->chat_template_jinja},
+        {"special_tokens_map.json", &tokenizer_files->special_tokens_map_json},
+        {"added_tokens.json", &tokenizer_files->added_tokens_json}};
+    for (const auto& [name, text] : files) {
+      if (!text->empty()) MINERU_RETURN_IF_ERROR(WriteText(fs::path(dir) / name, *text));
+    }
   }
 
   const std::vector<PlannedTensor> plan = PlanTensors(config, config.tie_word_embeddings);

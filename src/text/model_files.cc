@@ -21,6 +21,12 @@ constexpr std::array<std::string_view, 15> kMineru = {
     "<|rotate_left|>", "<|md_start|>", "<|md_end|>",    "<|txt_contd|>",    "<fcel>",
     "<ecel>",          "<lcel>",       "<ucel>",        "<xcel>",           "<nl>"};
 
+constexpr std::array<std::string_view, 17> kPro = {
+    "<|ref_start|>", "<|ref_end|>",   "<|md_start|>",    "<|md_end|>",      "<ched>",
+    "<ecel>",        "<fcel>",        "<lcel>",          "<ucel>",          "<xcel>",
+    "<nl>",          "<|rotate_up|>", "<|rotate_down|>", "<|rotate_left|>", "<|rotate_right|>",
+    "<|txt_contd|>", "<|paratext|>"};
+
 // A JSON value dumped with two-space indentation and then indented by `depth` more levels, so
 // that hand-assembled and library-dumped parts line up.
 template <class J>
@@ -50,9 +56,14 @@ Json AddedTokenFields(std::string_view content) {
 
 std::span<const std::string_view> Qwen2VlSpecialTokens() { return kQwen2VlSpecial; }
 std::span<const std::string_view> MineruAddedTokens() { return kMineru; }
+std::span<const std::string_view> ProAddedTokens() { return kPro; }
 
 Result<ModelTokenizerFiles> BuildModelTokenizerFiles(const Json& source,
-                                                     std::string_view source_name) {
+                                                     std::string_view source_name,
+                                                     TokenTable table) {
+  const std::span<const std::string_view> own = table == TokenTable::kPro
+                                                    ? std::span<const std::string_view>(kPro)
+                                                    : std::span<const std::string_view>(kMineru);
   // Validates the source the way the runtime will read it.
   MINERU_RETURN_IF_ERROR(Tokenizer::FromJson(source, source_name));
   const Json& model = source.at("model");
@@ -70,9 +81,10 @@ Result<ModelTokenizerFiles> BuildModelTokenizerFiles(const Json& source,
   const int64_t first_added = static_cast<int64_t>(by_id.size());
 
   std::vector<std::string_view> added(kQwen2VlSpecial.begin(), kQwen2VlSpecial.end());
-  added.insert(added.end(), kMineru.begin(), kMineru.end());
+  added.insert(added.end(), own.begin(), own.end());
   nlohmann::ordered_json added_tokens = nlohmann::ordered_json::array();
   Json added_decoder = Json::object();
+  Json added_ids = Json::object();  // added_tokens.json (keys sorted, as transformers writes it)
   for (size_t i = 0; i < added.size(); ++i) {
     const int64_t id = first_added + static_cast<int64_t>(i);
     if (vocab.contains(added[i])) {
@@ -88,6 +100,7 @@ Result<ModelTokenizerFiles> BuildModelTokenizerFiles(const Json& source,
                                                   {"normalized", false},
                                                   {"special", true}});
     added_decoder[std::to_string(id)] = AddedTokenFields(added[i]);
+    added_ids[std::string(added[i])] = id;
   }
 
   // tokenizer.json, in the key order Hugging Face tokenizers writes (vocab by id), assembled by
@@ -123,22 +136,42 @@ Result<ModelTokenizerFiles> BuildModelTokenizerFiles(const Json& source,
   out += "\n    ]\n  }\n}\n";
 
   std::vector<std::string_view> additional(kQwen2VlSpecial.begin() + 1, kQwen2VlSpecial.end());
-  additional.insert(additional.end(), kMineru.begin(), kMineru.end());
-  const Json config{{"add_bos_token", false},
-                    {"add_prefix_space", false},
-                    {"added_tokens_decoder", added_decoder},
-                    {"additional_special_tokens", additional},
-                    {"bos_token", nullptr},
-                    {"chat_template", kQwen2VlChatTemplate},
-                    {"clean_up_tokenization_spaces", false},
-                    {"eos_token", "<|im_end|>"},
-                    {"errors", "replace"},
-                    {"model_max_length", 32768},
-                    {"pad_token", "<|endoftext|>"},
-                    {"split_special_tokens", false},
-                    {"tokenizer_class", "Qwen2Tokenizer"},
-                    {"unk_token", nullptr}};
-  return ModelTokenizerFiles{std::move(out), config.dump(2) + "\n"};
+  additional.insert(additional.end(), own.begin(), own.end());
+  Json config{{"add_bos_token", false},
+              {"add_prefix_space", false},
+              {"added_tokens_decoder", added_decoder},
+              {"additional_special_tokens", additional},
+              {"bos_token", nullptr},
+              {"chat_template", kQwen2VlChatTemplate},
+              {"clean_up_tokenization_spaces", false},
+              {"eos_token", "<|im_end|>"},
+              {"errors", "replace"},
+              {"model_max_length", 32768},
+              {"pad_token", "<|endoftext|>"},
+              {"split_special_tokens", false},
+              {"tokenizer_class", "Qwen2Tokenizer"},
+              {"unk_token", nullptr}};
+  ModelTokenizerFiles files{std::move(out), {}, {}, {}, {}};
+  if (table == TokenTable::kPro) {
+    // transformers >= 4.47 saves the template as chat_template.jinja, no longer inside
+    // tokenizer_config.json.
+    config.erase("chat_template");
+    files.chat_template_jinja = std::string(kQwen2VlChatTemplate);
+    auto role = [](std::string_view content) {
+      return Json{{"content", content},
+                  {"lstrip", false},
+                  {"normalized", false},
+                  {"rstrip", false},
+                  {"single_word", false}};
+    };
+    const Json map{{"additional_special_tokens", additional},
+                   {"eos_token", role("<|im_end|>")},
+                   {"pad_token", role("<|endoftext|>")}};
+    files.special_tokens_map_json = map.dump(2) + "\n";
+    files.added_tokens_json = added_ids.dump(2) + "\n";
+  }
+  files.tokenizer_config_json = config.dump(2) + "\n";
+  return files;
 }
 
 }  // namespace mineru::text
