@@ -109,11 +109,44 @@ export function watchTask(id, onProgress, { pollMs = 1000 } = {}) {
   });
 }
 
-// The first (and, for this server, only) model of /v1/models.
-export async function firstModel() {
+// The first (and, for this server, only) model object of /v1/models.
+export async function modelInfo() {
   const list = await json(await fetch('v1/models'));
-  if (!list.data || list.data.length === 0) throw new Error('the server lists no model');
-  return list.data[0].id;
+  if (!list || !Array.isArray(list.data) || list.data.length === 0 || !list.data[0]) {
+    throw new Error('the server lists no model');
+  }
+  return list.data[0];
+}
+
+// The id of that model (what chat requests name).
+export async function firstModel() {
+  return (await modelInfo()).id;
+}
+
+// The MinerU generation whose outputs the server writes ("mineru_profile" of the model object):
+// MinerU2.5-2509 with MinerU 2.7.6's outputs, or MinerU2.5-Pro with MinerU 3.4.4's.
+const PROFILES = {
+  2509: { name: 'MinerU2.5-2509', outputs: 'MinerU 2.7.6' },
+  pro: { name: 'MinerU2.5-Pro', outputs: 'MinerU 3.4.4' },
+};
+
+// What the page header says about the server's model: {text, title, profile} ("tiny-mineru ·
+// MinerU2.5-Pro profile"), or null for anything that is not a model object. A profile this UI
+// does not know is shown as given; none (older servers) shows the id alone.
+export function describeModel(model) {
+  if (!model || typeof model !== 'object') return null;
+  const id = typeof model.id === 'string' ? model.id.slice(0, 100) : '';
+  const raw = typeof model.mineru_profile === 'string' ? model.mineru_profile.slice(0, 40) : '';
+  const known = Object.hasOwn(PROFILES, raw) ? PROFILES[raw] : null;
+  const profile = known ? `${known.name} profile` : raw ? `profile ${raw}` : '';
+  const text = [id, profile].filter(Boolean).join(' · ');
+  if (!text) return null;
+  const title = known
+    ? `Outputs as ${known.outputs} writes them for ${known.name}`
+    : raw
+      ? `MinerU profile "${raw}"`
+      : 'The server does not say which MinerU profile it runs';
+  return { text, title, profile: raw };
 }
 
 // The payloads of the "data:" fields of an event stream, one per event (SSE: fields of an event

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The web UI's main module: upload (drag and drop or file picker), progress per page, and the
-// result views (rendered Markdown, raw Markdown, JSON, page previews with layout boxes, ZIP).
-// The chat panel is chat.js; the API calls are api.js.
+// result views (rendered Markdown, raw Markdown, JSON, page previews with layout boxes, ZIP);
+// the header names the server's model and MinerU profile. The chat panel is chat.js; the API
+// calls are api.js.
 import {
+  describeModel,
   getResult,
   imageUrl,
   isFinal,
+  modelInfo,
   pageUrl,
   submitDocument,
   watchTask,
@@ -18,6 +21,7 @@ import { renderPages } from './pages.js';
 const $ = (id) => document.getElementById(id);
 
 const ui = {
+  serverModel: $('server-model'),
   dropZone: $('drop-zone'),
   fileInput: $('file-input'),
   formula: $('opt-formula'),
@@ -36,6 +40,7 @@ const ui = {
   markdownRaw: $('markdown-raw'),
   jsonSelect: $('json-select'),
   jsonRaw: $('json-raw'),
+  boxesSelect: $('boxes-select'),
   legend: $('legend'),
   pages: $('pages'),
 };
@@ -49,6 +54,22 @@ function showError(message) {
   ui.error.textContent = message;
   ui.error.hidden = !message;
 }
+
+// ---- Header: the model and the MinerU profile (2509 or pro) the server runs -------------------
+
+async function showServerModel() {
+  try {
+    const described = describeModel(await modelInfo());
+    if (!described) return;
+    ui.serverModel.textContent = described.text;
+    ui.serverModel.title = described.title;
+    ui.serverModel.dataset.profile = described.profile;
+    ui.serverModel.hidden = false;
+  } catch {
+    // An older or unreachable server: the header just does not say.
+  }
+}
+showServerModel();
 
 // ---- Upload ------------------------------------------------------------------------------
 
@@ -180,15 +201,28 @@ function showDocument() {
     return m ? imageUrl(taskId, docIndex, decodeURIComponent(m[1])) : null;
   });
   ui.markdownRaw.textContent = doc.markdown || '';
+  // Outputs only some servers return are offered only when the document has them.
+  for (const option of ui.jsonSelect.options) {
+    const absent = option.hasAttribute('data-optional') && doc[option.value] === undefined;
+    option.hidden = absent;
+    option.disabled = absent;
+  }
+  if (ui.jsonSelect.selectedOptions[0]?.disabled) ui.jsonSelect.value = 'middle_json';
   showJson();
+  showPages();
   const pageCount = Array.isArray(doc.model_json) ? doc.model_json.length : 0;
-  const previewOf = (page) => pageUrl(taskId, docIndex, page);
+  chat.setPages(pageCount, (page) => pageUrl(taskId, docIndex, page));
+}
+
+function showPages() {
+  const taskId = state.taskId;
+  const docIndex = state.doc;
   renderPages(ui.pages, ui.legend, {
-    modelJson: doc.model_json,
-    pageUrl: previewOf,
+    doc: (state.result.documents || [])[docIndex] || {},
+    source: ui.boxesSelect.value,
+    pageUrl: (page) => pageUrl(taskId, docIndex, page),
     onAsk: (page) => chat.selectPage(page),
   });
-  chat.setPages(pageCount, previewOf);
 }
 
 function showJson() {
@@ -202,6 +236,9 @@ ui.docSelect.addEventListener('change', () => {
   showDocument();
 });
 ui.jsonSelect.addEventListener('change', showJson);
+ui.boxesSelect.addEventListener('change', () => {
+  if (state.result) showPages();
+});
 
 // ---- Tabs (WAI-ARIA tabs pattern: arrow keys move between tabs, Tab enters the panel) --------
 
