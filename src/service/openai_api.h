@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The OpenAI-compatible API on top of the generation engine: what MinerU's vlm-http-client
-// (and other OpenAI/vLLM clients) talk to (docs: spec mineru.md 4.3-4.4, ecosystem.md).
+// (and other OpenAI/vLLM clients) talk to (mineru-vl-utils vlm_client/http_client.py).
 //
 //   GET  /v1/models            {"object":"list","data":[{"id": model_id, ...,
 //                              "mineru_profile": "2509"|"pro"}]}: exactly one model

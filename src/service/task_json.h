@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tasks and their outputs as the two task APIs answer them: ours (/v1/tasks, docs/API.md) and
-// MinerU's (/tasks, /file_parse, spec mineru.md 4.2).
+// MinerU's (/tasks, /file_parse: MinerU mineru/cli/fast_api.py).
 #pragma once
 
 #include <span>

@@ -56,7 +56,8 @@ inline constexpr int64_t kMineruLastPage = 99999;
 // value MinerU refuses. Unknown fields (output_dir among them) are ignored, as FastAPI does.
 //
 // image_analysis goes to options.image_analysis as sent; a hybrid backend with effort medium
-// (MinerU's default effort) turns it off, as MinerU 3.4 does. Neither sent: unset.
+// (MinerU's default effort) sets it false whatever was sent, as MinerU 3.4 does. Neither an
+// image_analysis field nor a hybrid backend: unset (the profile decides).
 Result<Upload> ReadUpload(const HttpRequest& request, const MultipartLimits& limits = {});
 
 }  // namespace mineru::service
