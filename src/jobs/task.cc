@@ -51,9 +51,12 @@ std::string_view TaskStatusName(TaskStatus status) {
 }
 
 std::string ParseOptions::Key() const {
-  return fmt::format("formula={};table={};start={};end={}", formula ? 1 : 0, table ? 1 : 0,
-                     start_page ? std::to_string(*start_page) : "-",
-                     end_page ? std::to_string(*end_page) : "-");
+  std::string key = fmt::format("formula={};table={};start={};end={}", formula ? 1 : 0,
+                                table ? 1 : 0, start_page ? std::to_string(*start_page) : "-",
+                                end_page ? std::to_string(*end_page) : "-");
+  // Only when set, so the keys of requests without it stay what they were.
+  if (image_analysis) key += fmt::format(";image_analysis={}", *image_analysis ? 1 : 0);
+  return key;
 }
 
 }  // namespace mineru::jobs

@@ -33,6 +33,9 @@ struct ParseOptions {
   bool table = true;
   std::optional<int> start_page;  // 0-based, inclusive; unset: the first page
   std::optional<int> end_page;    // unset: the last page
+  // MinerU 3.4's image_analysis form field (image and chart analysis of the Pro client); unset:
+  // not asked, the profile's default.
+  std::optional<bool> image_analysis;
 
   // A canonical text of every field: part of the cache key.
   std::string Key() const;

@@ -5,10 +5,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <variant>
+#include <vector>
 
+#include "base/mapped_file.h"
 #include "service/api_error.h"
 #include "service/task_json.h"
 #include "service/upload_form.h"
@@ -16,8 +19,11 @@
 namespace mineru::service {
 namespace {
 
-// MinerU 2.7's default backend, reported when a request names none.
-constexpr std::string_view kDefaultBackend = "vlm-auto-engine";
+// The default backend of each release, reported when a request names none.
+constexpr std::string_view kDefaultBackend = "vlm-auto-engine";   // MinerU 2.7
+constexpr std::string_view kDefaultBackend3_4 = "hybrid-engine";  // MinerU 3.4
+// The /health protocol of MinerU 3.4.4.
+constexpr int kProtocolVersion = 2;
 // MinerU's task cleanup interval, reported by /health (ours runs more often; see TaskManager).
 constexpr int kCleanupIntervalSeconds = 300;
 // How often a waiting /file_parse looks for its client having gone.
@@ -25,10 +31,21 @@ constexpr std::chrono::milliseconds kDisconnectPoll{100};
 
 std::string Dump(const Json& json) { return DumpJson(json); }
 
+// MinerU 3.x answers errors {"detail": ...}, 2.7 {"error": ...}: both keys, one message.
 HttpResponse MineruError(int status, std::string_view message) {
-  HttpResponse r = HttpResponse::Json(status, Dump(Json{{"error", message}}));
+  HttpResponse r = HttpResponse::Json(status, Dump(Json{{"detail", message}, {"error", message}}));
   if (status == 503) r.headers["Retry-After"] = std::to_string(kRetryAfter.count());
   return r;
+}
+
+// The task's status fields with a message (MinerU 3.4's 202 and 409 answers); `error` fills in
+// the task's error when it has none.
+HttpResponse TaskAnswer(int status, const jobs::TaskInfo& task, std::string_view backend,
+                        std::string_view message, std::string_view error = {}) {
+  Json json = MineruTaskJson(task, backend);
+  json["message"] = message;
+  if (!error.empty() && !task.error) json["error"] = error;
+  return HttpResponse::Json(status, Dump(json));
 }
 
 // What a task remembers for MinerU's answers (TaskInfo::annotation).
@@ -44,21 +61,37 @@ std::string Encode(const Annotation& a) {
                    {"model_output", a.returns.model_output},
                    {"content_list", a.returns.content_list},
                    {"images", a.returns.images},
-                   {"zip", a.returns.zip}});
+                   {"zip", a.returns.zip},
+                   {"original_file", a.returns.original_file}});
 }
 
+// The annotation back; anything missing or of the wrong type (it may come from another node
+// through Redis) keeps its default.
 Annotation Decode(const std::string& text) {
   Annotation a;
   Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) return a;
-  a.backend = json.value("backend", std::string(kDefaultBackend));
-  a.returns.md = json.value("md", true);
-  a.returns.middle_json = json.value("middle_json", false);
-  a.returns.model_output = json.value("model_output", false);
-  a.returns.content_list = json.value("content_list", false);
-  a.returns.images = json.value("images", false);
-  a.returns.zip = json.value("zip", false);
+  const auto flag = [&](const char* key, bool fallback) {
+    auto it = json.find(key);
+    return it != json.end() && it->is_boolean() ? it->get<bool>() : fallback;
+  };
+  if (auto it = json.find("backend"); it != json.end() && it->is_string()) {
+    a.backend = it->get<std::string>();
+  }
+  a.returns.md = flag("md", true);
+  a.returns.middle_json = flag("middle_json", false);
+  a.returns.model_output = flag("model_output", false);
+  a.returns.content_list = flag("content_list", false);
+  a.returns.images = flag("images", false);
+  a.returns.zip = flag("zip", false);
+  a.returns.original_file = flag("original_file", false);
   return a;
+}
+
+// "scan.png" -> ".png"; "" without one.
+std::string Extension(const std::string& file_name) {
+  const size_t dot = file_name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? std::string() : file_name.substr(dot);
 }
 
 class MineruApi {
@@ -102,7 +135,14 @@ class MineruApi {
       tasks_.Delete(task.id);
       return MineruError(499, "client closed the request");
     }
-    HttpResponse r = ResultAnswer(*final, annotation, /*file_parse=*/true);
+    HttpResponse r;
+    if (final->status == jobs::TaskStatus::kFailed && options_.version == MineruApiVersion::k2_7) {
+      r = MineruError(500, final->error.value_or("Failed to process file"));
+    } else {
+      r = ResultAnswer(*final, annotation, /*file_parse=*/true);
+    }
+    r.headers["X-MinerU-Task-Id"] = task.id;
+    r.headers["X-MinerU-Task-Status"] = std::string(jobs::TaskStatusName(final->status));
     r.headers["X-MinerU-Task-Status-Url"] = "/tasks/" + task.id;
     r.headers["X-MinerU-Task-Result-Url"] = "/tasks/" + task.id + "/result";
     return r;
@@ -148,16 +188,19 @@ class MineruApi {
     }
     const jobs::TaskCounts c = tasks_.Counts();
     const jobs::TaskManagerOptions& o = tasks_.options();
+    // MinerU's max_concurrent_requests bounds the tasks processed at once, its
+    // processing_window_size the pages of a document in flight: ours are concurrent_tasks and
+    // pages_in_flight. Tasks are queued up to max_queued_tasks (MinerU queues without bound).
     return HttpResponse::Json(
         200, Dump(Json{{"status", "healthy"},
                        {"version", ServiceVersion()},
-                       {"protocol_version", 1},
+                       {"protocol_version", kProtocolVersion},
                        {"queued_tasks", c.pending},
                        {"processing_tasks", c.processing},
                        {"completed_tasks", c.completed},
                        {"failed_tasks", c.failed},
-                       {"max_concurrent_requests", o.max_queued_tasks},
-                       {"processing_window_size", o.concurrent_tasks},
+                       {"max_concurrent_requests", o.concurrent_tasks},
+                       {"processing_window_size", o.document.pages_in_flight},
                        {"task_retention_seconds", o.retention.count()},
                        {"task_cleanup_interval_seconds", kCleanupIntervalSeconds}}));
   }
@@ -167,7 +210,16 @@ class MineruApi {
                                                         Annotation* annotation) {
     auto upload = ReadUpload(request, options_.multipart);
     if (!upload) return MineruError(400, upload.error().message);
-    if (!upload->backend.empty()) annotation->backend = upload->backend;
+    if (options_.public_bind && !options_.allow_public_http_client &&
+        (IsMineruHttpClientBackend(upload->backend) || upload->mineru.server_url)) {
+      return MineruError(400,
+                         "this server listens on every interface, so *-http-client backends and "
+                         "server_url are refused; bind it to 127.0.0.1 or start it with "
+                         "--allow-public-http-client");
+    }
+    annotation->backend = !upload->backend.empty()                     ? upload->backend
+                          : options_.version == MineruApiVersion::k3_4 ? kDefaultBackend3_4
+                                                                       : kDefaultBackend;
     annotation->returns = upload->returns;
     auto task = tasks_.Submit(std::move(upload->files), upload->options, Encode(*annotation));
     if (task) return *task;
@@ -194,33 +246,61 @@ class MineruApi {
     }
   }
 
-  // The /file_parse body for a task: its results, or why there are none.
+  // The result body for a task: its results (with the task's status fields for /file_parse),
+  // or why there are none.
   HttpResponse ResultAnswer(const jobs::TaskInfo& task, const Annotation& annotation,
                             bool file_parse) {
     switch (task.status) {
       case jobs::TaskStatus::kPending:
       case jobs::TaskStatus::kProcessing:
-        return HttpResponse::Json(202, Dump(MineruTaskJson(task, annotation.backend)));
+        return TaskAnswer(202, task, annotation.backend, "Task result is not ready yet");
       case jobs::TaskStatus::kFailed:
-        return MineruError(file_parse ? 500 : 409, task.error.value_or("Failed to process file"));
+        return TaskAnswer(409, task, annotation.backend, "Task execution failed",
+                          "Failed to process file");
       case jobs::TaskStatus::kCancelled:
-        return MineruError(409, "Task was cancelled");
+        return TaskAnswer(409, task, annotation.backend, "Task was cancelled",
+                          "Task was cancelled");
       case jobs::TaskStatus::kCompleted:
         break;
     }
     auto outputs = tasks_.Outputs(task.id);
     if (!outputs) return MineruError(500, outputs.error().message);
     if (annotation.returns.zip) {
-      auto zip = OutputsZip(*outputs, annotation.returns);
+      auto zip = OutputsZip(*outputs, annotation.returns, Originals(task, annotation.returns));
       if (!zip) return MineruError(500, zip.error().message);
       HttpResponse r;
       r.body = std::move(*zip);
       r.headers["Content-Type"] = "application/zip";
-      r.headers["Content-Disposition"] = "attachment; filename=\"results.zip\"";
+      r.headers["Content-Disposition"] = "attachment; filename=\"" + task.id + ".zip\"";
       return r;
     }
-    return HttpResponse::Json(
-        200, Dump(MineruResultJson(*outputs, annotation.returns, annotation.backend)));
+    Json body = MineruResultJson(*outputs, annotation.returns, annotation.backend);
+    if (file_parse) {
+      // MinerU 3.4: the task's status fields, then backend, version and results.
+      const Json status = MineruTaskJson(task, annotation.backend);
+      for (auto it = status.begin(); it != status.end(); ++it) {
+        if (!body.contains(it.key())) body[it.key()] = it.value();
+      }
+    }
+    return HttpResponse::Json(200, Dump(body));
+  }
+
+  // return_original_file: each uploaded file as <name>/<name>_origin<extension>. Only the node
+  // that accepted a task keeps its inputs; elsewhere they are left out.
+  std::vector<ZipEntry> Originals(const jobs::TaskInfo& task, const ReturnOptions& returns) {
+    std::vector<ZipEntry> entries;
+    if (!returns.original_file) return entries;
+    for (size_t i = 0; i < task.documents.size() && i < task.file_names.size(); ++i) {
+      auto path = tasks_.InputPath(task.id, i);
+      if (!path) continue;
+      // Our own copy of an upload the server accepted: its size was bounded then.
+      auto bytes = ReadFileToString(*path, std::numeric_limits<size_t>::max());
+      if (!bytes) continue;
+      const std::string& name = task.documents[i];
+      entries.push_back(
+          {name + "/" + name + "_origin" + Extension(task.file_names[i]), std::move(*bytes)});
+    }
+    return entries;
   }
 
   jobs::TaskManager& tasks_;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The OpenAI-compatible API on top of the generation engine: what MinerU's vlm-http-client
-// (and other OpenAI/vLLM clients) talk to (docs: spec mineru.md 4.3-4.4, ecosystem.md).
+// (and other OpenAI/vLLM clients) talk to (mineru-vl-utils vlm_client/http_client.py).
 //
-//   GET  /v1/models            {"object":"list","data":[{"id": model_id, ...}]}
+//   GET  /v1/models            {"object":"list","data":[{"id": model_id, ...,
+//                              "mineru_profile": "2509"|"pro"}]}: exactly one model
 //   POST /v1/chat/completions  chat.completion, or chat.completion.chunk events with "stream"
 //
 //   HttpServer server;
@@ -10,7 +11,9 @@
 //   MINERU_RETURN_IF_ERROR(server.Start(options));
 //
 // Rules:
-// * The request body must be Content-Type application/json (else 415) holding an object.
+// * The request body must be Content-Type application/json (else 415) holding an object; how it
+//   becomes an engine request (content parts in any order, zero or more images, token limits,
+//   skip_special_tokens, priority, vllm_xargs) is in service/chat_request.h.
 // * "model", when present, must equal model_id (else 404, code "model_not_found").
 // * Images travel as data URLs ("data:image/png;base64,..."). http:// and https:// URLs are
 //   fetched only when allow_remote_images is set (url_fetch.h: http(s) redirects only, bounded
@@ -40,6 +43,7 @@
 
 #include "engine/engine.h"
 #include "image/decode.h"
+#include "pipeline/profile.h"
 #include "pipeline/request_cache.h"
 #include "service/http_server.h"
 #include "service/url_fetch.h"
@@ -51,6 +55,9 @@ inline constexpr std::chrono::milliseconds kDefaultChatRequestTimeout{600'000};
 struct OpenAiOptions {
   // The served model name: the one entry of /v1/models and the only accepted "model".
   std::string model_id = "mineru";
+  // The served checkpoint's profile, reported as "mineru_profile" on the /v1/models entry so a
+  // client can tell MinerU2.5-2509 from MinerU2.5-Pro behind one model id.
+  pipeline::Profile profile = pipeline::Profile::k2509;
   // Largest image: bytes of the encoded file inside one data URL, or fetched from a URL.
   uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
   // Fetch http:// and https:// image URLs (--allow-remote-images); off by default because a

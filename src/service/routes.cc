@@ -46,6 +46,9 @@ void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskMana
   mineru.metrics = &metrics;
   mineru.multipart = options.multipart;
   mineru.ready = [&server] { return server.ready(); };
+  mineru.version = options.mineru_version;
+  mineru.public_bind = options.public_bind;
+  mineru.allow_public_http_client = options.allow_public_http_client;
   AddMineruRoutes(server, tasks, mineru);
   AddMetricsRoute(server, metrics);
   AddWebUiRoutes(server);

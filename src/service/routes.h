@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "jobs/task_manager.h"
 #include "service/http_server.h"
+#include "service/mineru_api.h"
 #include "service/multipart.h"
 #include "service/openai_api.h"
 #include "service/service_metrics.h"
@@ -20,8 +21,13 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
                     jobs::TaskManagerOptions& task_options);
 
 struct RouteOptions {
-  OpenAiOptions openai;
+  OpenAiOptions openai;       // its profile names the served checkpoint's (default 2509)
   MultipartLimits multipart;  // document uploads (MinerU's API and ours)
+  // MinerU's API (service/mineru_api.h): which release's answers where 2.7 and 3.4 differ, and
+  // the rule for *-http-client backends on a server bound to 0.0.0.0 or ::.
+  MineruApiVersion mineru_version = MineruApiVersion::k2_7;
+  bool public_bind = false;
+  bool allow_public_http_client = false;
 };
 
 // `engine`, `tasks`, `metrics` and `server` must outlive the server's serving. Also points the

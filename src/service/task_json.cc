@@ -143,7 +143,7 @@ ReturnOptions AllOutputs() {
 }
 
 Result<std::string> OutputsZip(const std::vector<jobs::DocumentOutputs>& docs,
-                               const ReturnOptions& returns) {
+                               const ReturnOptions& returns, std::span<const ZipEntry> extra) {
   ZipWriter zip;
   for (const jobs::DocumentOutputs& d : docs) {
     const std::string base = d.name + "/" + d.name;
@@ -159,6 +159,7 @@ Result<std::string> OutputsZip(const std::vector<jobs::DocumentOutputs>& docs,
       }
     }
   }
+  for (const ZipEntry& entry : extra) MINERU_RETURN_IF_ERROR(zip.Add(entry.path, entry.bytes));
   return zip.Finish();
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tasks and their outputs as the two task APIs answer them: ours (/v1/tasks, docs/API.md) and
-// MinerU's (/tasks, /file_parse, spec mineru.md 4.2).
+// MinerU's (/tasks, /file_parse: MinerU mineru/cli/fast_api.py).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,16 @@ Json ResultJson(const std::string& task_id, const std::vector<jobs::DocumentOutp
 Json MineruResultJson(const std::vector<jobs::DocumentOutputs>& docs, const ReturnOptions& returns,
                       std::string_view backend);
 
+// A file added to a ZIP as it is: its path in the archive and its bytes.
+struct ZipEntry {
+  std::string path;
+  std::string bytes;
+};
+
 // A ZIP of the outputs: <name>/<name>.md, _middle.json, _model.json, _content_list.json,
-// images/*.jpg — those `returns` asks for (everything with AllOutputs()).
+// images/*.jpg — those `returns` asks for (everything with AllOutputs()) — then `extra`.
 Result<std::string> OutputsZip(const std::vector<jobs::DocumentOutputs>& docs,
-                               const ReturnOptions& returns);
+                               const ReturnOptions& returns, std::span<const ZipEntry> extra = {});
 ReturnOptions AllOutputs();
 
 // The version reported by MinerU-compatible answers.

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <span>
+#include <utility>
 
 #include "image/decode.h"
 
@@ -60,7 +62,17 @@ Status SetBool(std::string_view field, std::string_view value, bool* out) {
   return OkStatus();
 }
 
-Status ApplyField(const FormPart& part, Upload& upload) {
+// MinerU 3.4's fields as sent, checked once the whole form is read (in MinerU's order).
+struct RawMineruFields {
+  std::optional<std::string> backend;
+  std::optional<std::string> effort;
+  std::optional<std::string> parse_method;
+  std::vector<std::string> lang_list;
+  std::optional<bool> image_analysis;
+  bool return_original_file = false;
+};
+
+Status ApplyField(const FormPart& part, Upload& upload, RawMineruFields& raw) {
   const std::string& name = part.name;
   const std::string_view value = part.data;
   if (name == "formula_enable") return SetBool(name, value, &upload.options.formula);
@@ -71,8 +83,37 @@ Status ApplyField(const FormPart& part, Upload& upload) {
   if (name == "return_content_list") return SetBool(name, value, &upload.returns.content_list);
   if (name == "return_images") return SetBool(name, value, &upload.returns.images);
   if (name == "response_format_zip") return SetBool(name, value, &upload.returns.zip);
+  if (name == "return_original_file") return SetBool(name, value, &raw.return_original_file);
+  if (name == "client_side_output_generation") {
+    return SetBool(name, value, &upload.mineru.client_side_output_generation);
+  }
+  if (name == "image_analysis") {
+    bool on = true;
+    MINERU_RETURN_IF_ERROR(SetBool(name, value, &on));
+    raw.image_analysis = on;
+    return OkStatus();
+  }
   if (name == "backend") {
-    upload.backend = std::string(value);
+    raw.backend = std::string(value);
+    return OkStatus();
+  }
+  if (name == "effort") {
+    raw.effort = std::string(value);
+    return OkStatus();
+  }
+  if (name == "parse_method") {
+    raw.parse_method = std::string(value);
+    return OkStatus();
+  }
+  if (name == "lang_list") {
+    raw.lang_list.emplace_back(value);
+    return OkStatus();
+  }
+  if (name == "server_url") {
+    // Blank is absent (MinerU tests server_url.strip()).
+    if (value.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+      upload.mineru.server_url = std::string(value);
+    }
     return OkStatus();
   }
   if (name == "start_page_id" || name == "end_page_id") {
@@ -89,7 +130,44 @@ Status ApplyField(const FormPart& part, Upload& upload) {
     }
     return OkStatus();
   }
-  // lang_list, parse_method, server_url, return_original_file, ...: accepted, no effect here.
+  // output_dir (gone in MinerU 3.4), model, api_key, ...: accepted, no effect here.
+  return OkStatus();
+}
+
+// MinerU 3.4's checks and the fields' effects on each other, in MinerU's order: backend, effort,
+// client_side_output_generation, return_original_file, lang_list, parse_method.
+Status FinishMineruFields(RawMineruFields raw, Upload& upload) {
+  if (raw.backend) {
+    MINERU_ASSIGN_OR_RETURN(upload.backend, NormalizeMineruBackend(*raw.backend));
+  }
+  if (raw.effort) {
+    MINERU_RETURN_IF_ERROR(ValidateMineruEffort(*raw.effort));
+    upload.mineru.effort = std::move(*raw.effort);
+  }
+  if (upload.mineru.client_side_output_generation) {
+    upload.returns.md = false;
+    upload.returns.middle_json = true;
+    upload.returns.model_output = true;
+    upload.returns.content_list = false;
+    upload.returns.images = true;
+  }
+  upload.returns.original_file = raw.return_original_file && upload.returns.zip;
+  if (!raw.lang_list.empty()) {
+    upload.mineru.lang_list.clear();
+    for (const std::string& lang : raw.lang_list) {
+      MINERU_ASSIGN_OR_RETURN(std::string name, NormalizeMineruOcrLanguage(lang));
+      upload.mineru.lang_list.push_back(std::move(name));
+    }
+  }
+  if (raw.parse_method) {
+    MINERU_RETURN_IF_ERROR(ValidateMineruParseMethod(*raw.parse_method));
+    upload.mineru.parse_method = std::move(*raw.parse_method);
+  }
+  upload.options.image_analysis = raw.image_analysis;
+  // Hybrid backends analyse images only with effort high.
+  if (IsMineruHybridBackend(upload.backend) && upload.mineru.effort == "medium") {
+    upload.options.image_analysis = false;
+  }
   return OkStatus();
 }
 
@@ -98,18 +176,20 @@ Result<Upload> ReadForm(const HttpRequest& request, const MultipartLimits& limit
       std::vector<FormPart> parts,
       ParseMultipartFormData(request.Header("Content-Type"), request.body, limits));
   Upload upload;
+  RawMineruFields raw;
   for (const FormPart& part : parts) {
     if (part.filename) {
       if (part.name != "files" && part.name != "file") continue;
       upload.files.push_back({SanitizeFileName(*part.filename), std::string(part.data)});
       continue;
     }
-    MINERU_RETURN_IF_ERROR(ApplyField(part, upload));
+    MINERU_RETURN_IF_ERROR(ApplyField(part, upload, raw));
   }
   if (upload.files.empty()) {
     return Fail(ErrorCode::kInvalidArgument,
                 "no file in the form: send the document as a 'files' (or 'file') part");
   }
+  MINERU_RETURN_IF_ERROR(FinishMineruFields(std::move(raw), upload));
   return upload;
 }
 

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service/chat_request.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "image/data_url.h"
+#include "image/decode.h"
+#include "service/url_fetch.h"
+
+namespace mineru::service {
+namespace {
+
+// A field of `object`; null counts as absent (clients send null for "default").
+const Json* Field(const Json& object, std::string_view key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<std::optional<double>> NumberField(const Json& object, std::string_view key) {
+  const Json* v = Field(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) return Fail(ErrorCode::kInvalidArgument, "'{}' must be a number", key);
+  return v->get<double>();
+}
+
+Result<std::optional<int64_t>> IntField(const Json& object, std::string_view key) {
+  const Json* v = Field(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) {
+    return Fail(ErrorCode::kInvalidArgument, "'{}' is too large", key);
+  }
+  if (v->is_number_integer()) return v->get<int64_t>();
+  // 100.0 is an integer to Python clients.
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18) {
+      return static_cast<int64_t>(d);
+    }
+  }
+  return Fail(ErrorCode::kInvalidArgument, "'{}' must be an integer", key);
+}
+
+Result<std::optional<bool>> BoolField(const Json& object, std::string_view key) {
+  const Json* v = Field(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) return Fail(ErrorCode::kInvalidArgument, "'{}' must be a boolean", key);
+  return v->get<bool>();
+}
+
+Result<int32_t> Int32(int64_t value, std::string_view key) {
+  if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+    return Fail(ErrorCode::kInvalidArgument, "'{}' is out of range", key);
+  }
+  return static_cast<int32_t>(value);
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// One image part's URL to pixels. `where` names the part ("messages[1].content[0]").
+Result<image::RgbImage> LoadImage(std::string_view url, const OpenAiOptions& options,
+                                  const std::string& where) {
+  std::vector<uint8_t> bytes;
+  if (IsHttpUrl(url)) {
+    if (!options.allow_remote_images) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "{}: remote image URLs are not allowed on this server (start it with "
+                  "--allow-remote-images to fetch them); send a data: URL "
+                  "(data:image/png;base64,...)",
+                  where);
+    }
+    FetchLimits limits;
+    limits.max_bytes = options.max_image_bytes;
+    limits.timeout = options.remote_image_timeout;
+    limits.max_redirects = options.remote_image_max_redirects;
+    auto fetched = FetchUrl(url, limits);
+    if (!fetched) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: cannot fetch the image: {}", where,
+                  fetched.error().message);
+    }
+    bytes.assign(fetched->begin(), fetched->end());
+  } else if (StartsWith(url, "data:")) {
+    auto data = image::ParseDataUrl(url, options.max_image_bytes);
+    if (!data) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: bad image data URL: {}", where,
+                  data.error().message);
+    }
+    if (!StartsWith(data->mime_type, "image/")) {
+      return Fail(ErrorCode::kInvalidArgument, "{}: data URL type '{}' is not an image", where,
+                  data->mime_type);
+    }
+    bytes = std::move(data->bytes);
+  } else {
+    // file:// would read the server's own files; other schemes have no meaning here.
+    return Fail(ErrorCode::kInvalidArgument,
+                "{}: image URLs must be data: URLs (or http(s):// where the server allows "
+                "remote images); this scheme is never fetched",
+                where);
+  }
+  image::DecodeOptions decode;
+  decode.limits.max_bytes = options.max_image_bytes;
+  auto decoded = image::DecodeImage(bytes, decode);
+  if (!decoded) {
+    return Fail(ErrorCode::kInvalidArgument, "{}: unsupported or corrupt image: {}", where,
+                decoded.error().message);
+  }
+  return std::move(decoded->image);
+}
+
+// "messages": roles system/user/assistant; content a string, null, or an array of text and
+// image_url parts. Images go to request->images in order of appearance.
+Status ParseMessages(const Json& messages, const OpenAiOptions& options, engine::Request* request) {
+  if (!messages.is_array() || messages.empty()) {
+    return Fail(ErrorCode::kInvalidArgument, "'messages' must be a non-empty array");
+  }
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Json& m = messages[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return Fail(ErrorCode::kInvalidArgument, "{} must be an object", where);
+    const Json* role = Field(m, "role");
+    if (role == nullptr || !role->is_string()) {
+      return Fail(ErrorCode::kInvalidArgument, "{}.role must be a string", where);
+    }
+    text::ChatMessage message;
+    message.role = role->get<std::string>();
+    if (message.role != "system" && message.role != "user" && message.role != "assistant") {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "{}.role '{}' is not supported (system, user, assistant)", where, message.role);
+    }
+    const Json* content = Field(m, "content");
+    if (content == nullptr) {
+      // An empty message (e.g. an assistant turn without text).
+    } else if (content->is_string()) {
+      message.content.push_back(text::ChatPart::Text(content->get<std::string>()));
+    } else if (content->is_array()) {
+      for (size_t j = 0; j < content->size(); ++j) {
+        const Json& part = (*content)[j];
+        const std::string part_where = where + ".content[" + std::to_string(j) + "]";
+        const Json* type = part.is_object() ? Field(part, "type") : nullptr;
+        if (type == nullptr || !type->is_string()) {
+          return Fail(ErrorCode::kInvalidArgument, "{} must be an object with a string 'type'",
+                      part_where);
+        }
+        const std::string kind = type->get<std::string>();
+        if (kind == "text") {
+          const Json* text = Field(part, "text");
+          if (text == nullptr || !text->is_string()) {
+            return Fail(ErrorCode::kInvalidArgument, "{}.text must be a string", part_where);
+          }
+          message.content.push_back(text::ChatPart::Text(text->get<std::string>()));
+        } else if (kind == "image_url") {
+          const Json* image_url = Field(part, "image_url");
+          const Json* url = image_url == nullptr     ? nullptr
+                            : image_url->is_string() ? image_url
+                            : image_url->is_object() ? Field(*image_url, "url")
+                                                     : nullptr;
+          if (url == nullptr || !url->is_string()) {
+            return Fail(ErrorCode::kInvalidArgument, "{}.image_url.url must be a string",
+                        part_where);
+          }
+          MINERU_ASSIGN_OR_RETURN(image::RgbImage rgb, LoadImage(url->get_ref<const std::string&>(),
+                                                                 options, part_where));
+          engine::ImageInput input;
+          input.rgb = std::move(rgb);
+          request->images.push_back(std::move(input));
+          message.content.push_back(text::ChatPart::Image({}));
+        } else {
+          return Fail(ErrorCode::kInvalidArgument,
+                      "{}: part type '{}' is not supported (text, image_url)", part_where, kind);
+        }
+      }
+    } else {
+      return Fail(ErrorCode::kInvalidArgument, "{}.content must be a string or an array", where);
+    }
+    request->messages.push_back(std::move(message));
+  }
+  return OkStatus();
+}
+
+// The sampling fields, OpenAI's defaults where absent (temperature 1, top_p 1), vLLM's
+// extensions (top_k, repetition_penalty, vllm_xargs.no_repeat_ngram_size). Ranges are
+// checked by the engine (SamplingParams::Validate).
+Status ParseSampling(const Json& body, engine::SamplingParams* s) {
+  s->temperature = 1.0f;
+  MINERU_ASSIGN_OR_RETURN(auto temperature, NumberField(body, "temperature"));
+  if (temperature) s->temperature = static_cast<float>(*temperature);
+  MINERU_ASSIGN_OR_RETURN(auto top_p, NumberField(body, "top_p"));
+  if (top_p) s->top_p = static_cast<float>(*top_p);
+  MINERU_ASSIGN_OR_RETURN(auto top_k, IntField(body, "top_k"));
+  if (top_k) {
+    MINERU_ASSIGN_OR_RETURN(s->top_k, Int32(*top_k, "top_k"));
+  }
+  MINERU_ASSIGN_OR_RETURN(auto presence, NumberField(body, "presence_penalty"));
+  if (presence) s->presence_penalty = static_cast<float>(*presence);
+  MINERU_ASSIGN_OR_RETURN(auto frequency, NumberField(body, "frequency_penalty"));
+  if (frequency) s->frequency_penalty = static_cast<float>(*frequency);
+  MINERU_ASSIGN_OR_RETURN(auto repetition, NumberField(body, "repetition_penalty"));
+  if (repetition) s->repetition_penalty = static_cast<float>(*repetition);
+  if (const Json* xargs = Field(body, "vllm_xargs")) {
+    if (!xargs->is_object()) {
+      return Fail(ErrorCode::kInvalidArgument, "'vllm_xargs' must be an object");
+    }
+    MINERU_ASSIGN_OR_RETURN(auto ngram, IntField(*xargs, "no_repeat_ngram_size"));
+    if (ngram) {
+      MINERU_ASSIGN_OR_RETURN(s->no_repeat_ngram_size, Int32(*ngram, "no_repeat_ngram_size"));
+    }
+  }
+  MINERU_ASSIGN_OR_RETURN(auto seed, IntField(body, "seed"));
+  if (seed) s->seed = static_cast<uint64_t>(*seed);
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<ChatRequest> ParseChatRequest(const Json& body, const OpenAiOptions& options) {
+  if (!body.is_object()) {
+    return Fail(ErrorCode::kInvalidArgument, "the request body must be a JSON object");
+  }
+  ChatRequest out;
+  if (const Json* model = Field(body, "model")) {
+    if (!model->is_string()) return Fail(ErrorCode::kInvalidArgument, "'model' must be a string");
+    if (model->get_ref<const std::string&>() != options.model_id) {
+      return Fail(ErrorCode::kNotFound, "The model '{}' does not exist (this server has '{}')",
+                  model->get<std::string>(), options.model_id);
+    }
+  }
+  const Json* messages = Field(body, "messages");
+  if (messages == nullptr) return Fail(ErrorCode::kInvalidArgument, "'messages' is required");
+  MINERU_ASSIGN_OR_RETURN(auto n, IntField(body, "n"));
+  if (n && *n != 1) return Fail(ErrorCode::kInvalidArgument, "only 'n' = 1 is supported");
+  MINERU_RETURN_IF_ERROR(ParseSampling(body, &out.request.sampling));
+
+  // Both limits as the current client sends them; the smaller one applies.
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> limit, IntField(body, key));
+    if (!limit) continue;
+    if (*limit < 1) return Fail(ErrorCode::kInvalidArgument, "'{}' must be at least 1", key);
+    out.request.max_new_tokens = std::min(*limit, out.request.max_new_tokens.value_or(*limit));
+  }
+  if (const Json* stop = Field(body, "stop")) {
+    if (stop->is_string()) {
+      out.stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array()) {
+      for (const Json& s : *stop) {
+        if (!s.is_string()) {
+          return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
+        }
+        out.stop.push_back(s.get<std::string>());
+      }
+    } else {
+      return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
+    }
+    std::erase_if(out.stop, [](const std::string& s) { return s.empty(); });
+  }
+  MINERU_ASSIGN_OR_RETURN(auto priority, IntField(body, "priority"));
+  if (priority) {
+    MINERU_ASSIGN_OR_RETURN(out.request.priority, Int32(*priority, "priority"));
+  }
+  MINERU_ASSIGN_OR_RETURN(auto skip_special, BoolField(body, "skip_special_tokens"));
+  out.skip_special = skip_special.value_or(false);
+  MINERU_ASSIGN_OR_RETURN(auto stream, BoolField(body, "stream"));
+  out.stream = stream.value_or(false);
+  if (const Json* stream_options = Field(body, "stream_options")) {
+    if (!out.stream) {
+      return Fail(ErrorCode::kInvalidArgument, "'stream_options' needs 'stream': true");
+    }
+    if (!stream_options->is_object()) {
+      return Fail(ErrorCode::kInvalidArgument, "'stream_options' must be an object");
+    }
+    MINERU_ASSIGN_OR_RETURN(auto include_usage, BoolField(*stream_options, "include_usage"));
+    out.include_usage = include_usage.value_or(false);
+  }
+  // Images last: the most expensive part, after every cheap check.
+  MINERU_RETURN_IF_ERROR(ParseMessages(*messages, options, &out.request));
+  return out;
+}
+
+}  // namespace mineru::service
