@@ -16,6 +16,7 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/profile_flags.h"
 #include "apps/model_source.h"
 #include "base/process_memory.h"
 #include "engine/engine.h"
@@ -38,6 +39,7 @@ struct ParseArgs {
   std::optional<int64_t> max_tokens;
   ModelLoadOptions load;
   EngineFlags engine_flags;
+  ProfileFlags profile_flags;
 };
 
 // The documents a path names: a file as is; a directory, recursively, every file with a PDF or
@@ -83,10 +85,13 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
     return kExitFailure;
   }
   const int threads = ResolveThreads(global);
-  auto engine = StartEngine(args.model, args.load, args.engine_flags, threads, "parse");
-  if (!engine) return ReportError(engine.error());
-  pipeline::EngineGenerator generator(**engine);
+  auto started =
+      StartPipelineEngine(args.model, args.load, args.engine_flags, threads, "parse",
+                          args.profile_flags);
+  if (!started) return ReportError(started.error());
+  pipeline::EngineGenerator generator(*started->engine);
   pipeline::DocumentOptions options;
+  args.profile_flags.Apply(started->profile.profile, options);
   options.extract.formula = args.formula;
   options.extract.table = args.table;
   options.start_page = args.start_page;
@@ -215,6 +220,7 @@ void AddParseCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "New tokens per model request at most (default: the remaining context)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   cmd->add_flag("--json", args->json, "Print a JSON summary of every document on stdout");
+  args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunParse(*args, global); });

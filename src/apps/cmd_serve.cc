@@ -23,6 +23,7 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/profile_flags.h"
 #include "apps/model_source.h"
 #include "apps/process_lifetime.h"
 #include "apps/server_flags.h"
@@ -51,6 +52,7 @@ struct ServeArgs {
   TaskFlags task_flags;
   ModelLoadOptions load;
   EngineFlags engine_flags;
+  ProfileFlags profile_flags;
 };
 
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
@@ -76,18 +78,23 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   EngineFlags engine_flags = args.engine_flags;
   jobs::TaskManagerOptions task_options;
   service::ConnectMetrics(metrics, engine_flags.options, task_options);
-  auto engine = StartEngine(args.model, args.load, engine_flags, threads, "serve");
-  if (!engine) return ReportError(engine.error());
+  auto started =
+      StartPipelineEngine(args.model, args.load, engine_flags, threads, "serve",
+                          args.profile_flags);
+  if (!started) return ReportError(started.error());
+  auto& engine = started->engine;
+  const pipeline::Profile profile = started->profile.profile;
 
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-cpp");
   if (!work_dir) return ReportError(work_dir.error());
-  pipeline::EngineGenerator generator(**engine);
+  pipeline::EngineGenerator generator(*engine);
   task_options.work_dir = work_dir->path();
   args.task_flags.Apply(task_options);
+  args.profile_flags.Apply(profile, task_options.document);
   // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
   task_options.share_tasks = !task_options.cache_url.empty();
-  task_options.model_fingerprint =
-      args.task_flags.ModelFingerprint((*engine)->model().fingerprint());
+  task_options.model_fingerprint = args.task_flags.ModelFingerprint(
+      engine->model().fingerprint() + args.profile_flags.Fingerprint(profile));
   // With --queue, documents go to workers through RabbitMQ and come back through Redis.
   std::unique_ptr<jobs::AmqpConnection> amqp;
   std::unique_ptr<jobs::RedisClient> results;
@@ -109,9 +116,14 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   service::HttpServer server;
   service::RouteOptions routes;
   routes.openai.model_id = args.served_model_name.empty() ? args.model : args.served_model_name;
+  routes.openai.profile = profile;
+  // MinerU's API answers as the MinerU release whose outputs the profile writes.
+  routes.mineru_version = profile == pipeline::Profile::kPro ? service::MineruApiVersion::k3_4
+                                                             : service::MineruApiVersion::k2_7;
   args.server_flags.Apply(routes.openai);
+  args.server_flags.Apply(routes);
   args.task_flags.Apply(routes.multipart);
-  service::AddServiceRoutes(server, **engine, **tasks, metrics, routes);
+  service::AddServiceRoutes(server, *engine, **tasks, metrics, routes);
 
   service::ServerOptions options;
   args.server_flags.Apply(options);
@@ -149,6 +161,7 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "Model id reported by /v1/models and required in requests (default: --model)");
   args->server_flags.Register(*cmd);
   args->task_flags.Register(*cmd);
+  args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunServe(*args, global); });

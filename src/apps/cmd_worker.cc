@@ -17,6 +17,7 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/profile_flags.h"
 #include "apps/model_source.h"
 #include "apps/process_lifetime.h"
 #include "apps/task_flags.h"
@@ -37,6 +38,7 @@ struct WorkerArgs {
   TaskFlags task_flags;
   ModelLoadOptions load;
   EngineFlags engine_flags;
+  ProfileFlags profile_flags;
 };
 
 int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
@@ -53,13 +55,16 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
   if (!redis_options) return ReportError(redis_options.error());
 
-  auto engine =
-      StartEngine(args.model, args.load, args.engine_flags, ResolveThreads(global), "worker");
-  if (!engine) return ReportError(engine.error());
-  pipeline::EngineGenerator generator(**engine);
+  auto started = StartPipelineEngine(args.model, args.load, args.engine_flags,
+                                     ResolveThreads(global), "worker", args.profile_flags);
+  if (!started) return ReportError(started.error());
+  auto& engine = started->engine;
+  const pipeline::Profile profile = started->profile.profile;
+  pipeline::EngineGenerator generator(*engine);
 
   jobs::TaskManagerOptions task_options;
   args.task_flags.Apply(task_options);
+  args.profile_flags.Apply(profile, task_options.document);
   // The consumer's prefetch is the number of documents parsed at once; the task queue only ever
   // holds what the worker took.
   jobs::CeleryWorkerOptions worker_options = args.worker;
@@ -67,8 +72,8 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   worker_options.result_ttl = std::chrono::seconds(args.result_ttl_s);
   task_options.max_queued_tasks =
       std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
-  task_options.model_fingerprint =
-      args.task_flags.ModelFingerprint((*engine)->model().fingerprint());
+  task_options.model_fingerprint = args.task_flags.ModelFingerprint(
+      engine->model().fingerprint() + args.profile_flags.Fingerprint(profile));
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-worker");
   if (!work_dir) return ReportError(work_dir.error());
   task_options.work_dir = work_dir->path();
@@ -136,6 +141,7 @@ void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
       ->check(CLI::Range(int64_t{1}, int64_t{365} * 24 * 3600))
       ->capture_default_str();
   args->task_flags.Register(*cmd);
+  args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunWorker(*args, global); });

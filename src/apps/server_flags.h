@@ -13,6 +13,7 @@
 #include "image/decode.h"
 #include "service/http_server.h"
 #include "service/openai_api.h"
+#include "service/routes.h"
 
 namespace mineru::apps {
 
@@ -40,6 +41,7 @@ struct ServerFlags {
   size_t max_connections = Limits::kDefaultMaxConnections;
   size_t max_sse_queue_bytes = Limits::kDefaultMaxSseQueueBytes;
   bool allow_remote_images = false;
+  bool allow_public_http_client = false;
   uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
   int64_t chat_timeout_s =
       std::chrono::duration_cast<std::chrono::seconds>(service::kDefaultChatRequestTimeout).count();
@@ -48,6 +50,9 @@ struct ServerFlags {
     cmd.add_option("--host", host, "Address to listen on")
         ->check([](const std::string& v) { return v.empty() ? "must not be empty" : ""; })
         ->capture_default_str();
+    cmd.add_flag("--allow-public-http-client", allow_public_http_client,
+                 "MinerU API: accept *-http-client backends and server_url on a server bound to "
+                 "0.0.0.0 or :: (MinerU 3.4 refuses them there)");
     cmd.add_option("--port", port, "Port to listen on (0: any free port)")
         ->check(CLI::Range(0, 65535))
         ->capture_default_str();
@@ -119,6 +124,12 @@ struct ServerFlags {
     l.sse_heartbeat = std::chrono::milliseconds(sse_heartbeat_ms);
     l.max_connections = max_connections;
     l.max_sse_queue_bytes = max_sse_queue_bytes;
+  }
+
+  // MinerU 3.4's public-bind rule for the http-client backends.
+  void Apply(service::RouteOptions& options) const {
+    options.public_bind = host == "0.0.0.0" || host == "::" || host == "[::]";
+    options.allow_public_http_client = allow_public_http_client;
   }
 
   void Apply(service::OpenAiOptions& options) const {

@@ -48,7 +48,7 @@ bool BoolOption(const Json& kwargs, const char* name, bool fallback) {
 // Task options from the kwargs; kInvalidArgument naming a field of the wrong type.
 Result<ParseOptions> OptionsFrom(const Json& kwargs) {
   ParseOptions o;
-  for (const char* flag : {"formula_enable", "table_enable"}) {
+  for (const char* flag : {"formula_enable", "table_enable", "image_analysis"}) {
     auto it = kwargs.find(flag);
     if (it != kwargs.end() && !it->is_boolean()) {
       return Fail(ErrorCode::kInvalidArgument, "{} must be true or false", flag);
@@ -56,6 +56,9 @@ Result<ParseOptions> OptionsFrom(const Json& kwargs) {
   }
   o.formula = BoolOption(kwargs, "formula_enable", true);
   o.table = BoolOption(kwargs, "table_enable", true);
+  if (auto it = kwargs.find("image_analysis"); it != kwargs.end()) {
+    o.image_analysis = it->get<bool>();  // checked to be a boolean above
+  }
   for (const char* page : {"start_page_id", "end_page_id"}) {
     auto it = kwargs.find(page);
     if (it == kwargs.end() || it->is_null()) continue;

@@ -41,6 +41,7 @@ Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path
   const std::string name = fs::path(input_path).stem().string();
   Json kwargs{{"formula_enable", options.extract.formula},
               {"table_enable", options.extract.table},
+              {"image_analysis", options.extract.image_analysis},
               {"file_name", fs::path(input_path).filename().string()},
               {"return_outputs", true}};
   if (options.start_page) kwargs["start_page_id"] = *options.start_page;

@@ -541,6 +541,9 @@ class TaskManager::Impl {
     pipeline::DocumentOptions options = options_.document;
     options.extract.formula = task.info.options.formula;
     options.extract.table = task.info.options.table;
+    if (task.info.options.image_analysis) {
+      options.extract.image_analysis = *task.info.options.image_analysis;
+    }
     options.start_page = task.info.options.start_page;
     options.end_page = task.info.options.end_page;
     options.cancel = task.cancel;

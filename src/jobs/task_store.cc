@@ -122,8 +122,11 @@ Result<SharedTask> DecodeObject(const Json& o) {
   }
   MINERU_ASSIGN_OR_RETURN(std::optional<bool> formula, FindBool(*options, "formula", kWhere));
   MINERU_ASSIGN_OR_RETURN(std::optional<bool> table, FindBool(*options, "table", kWhere));
+  MINERU_ASSIGN_OR_RETURN(std::optional<bool> image_analysis,
+                          FindBool(*options, "image_analysis", kWhere));
   info.options.formula = formula.value_or(true);
   info.options.table = table.value_or(true);
+  info.options.image_analysis = image_analysis;
   MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> start, NullableInt(*options, "start_page"));
   MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> end, NullableInt(*options, "end_page"));
   if ((start && *start > kIntMax) || (end && *end > kIntMax)) {
@@ -197,6 +200,8 @@ std::string EncodeSharedTask(const SharedTask& t) {
       {"options",
        {{"formula", info.options.formula},
         {"table", info.options.table},
+        {"image_analysis",
+         info.options.image_analysis ? Json(*info.options.image_analysis) : Json(nullptr)},
         {"start_page", info.options.start_page ? Json(*info.options.start_page) : Json(nullptr)},
         {"end_page", info.options.end_page ? Json(*info.options.end_page) : Json(nullptr)}}},
       {"created_at_ms", MillisSinceEpoch(info.created_at)},
