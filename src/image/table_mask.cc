@@ -165,7 +165,31 @@ void DrawToken(RgbImage& image, const PixelBox& box, const std::string& text,
   }
 }
 
+// The token sequence of a seed: unique codes, drawn until new (at most 18^4 of them).
+class UniqueTokens {
+ public:
+  explicit UniqueTokens(uint64_t seed) : tokens_(seed) {}
+  bool exhausted() const { return used_.size() >= kTokenSpace; }
+  std::string Next() {
+    std::string code = tokens_.Next();
+    while (!used_.insert(code).second) code = tokens_.Next();
+    return "[" + code + "]";
+  }
+
+ private:
+  static constexpr size_t kTokenSpace = 18 * 18 * 18 * 18;
+  TokenGenerator tokens_;
+  std::set<std::string> used_;
+};
+
 }  // namespace
+
+std::vector<std::string> TableImageTokens(uint64_t token_seed, size_t count) {
+  UniqueTokens tokens(token_seed);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count && !tokens.exhausted(); ++i) out.push_back(tokens.Next());
+  return out;
+}
 
 Result<MaskedTable> MaskTableImages(const RgbImage& page, const RgbImage& table_crop,
                                     const std::array<double, 4>& table_bbox, int angle,
@@ -184,9 +208,7 @@ Result<MaskedTable> MaskTableImages(const RgbImage& page, const RgbImage& table_
   } else {
     MINERU_ASSIGN_OR_RETURN(out.image, RotateQuarterTurns(table_crop, angle));
   }
-  constexpr size_t kTokenSpace = 18 * 18 * 18 * 18;
-  TokenGenerator tokens(token_seed);
-  std::set<std::string> used;
+  UniqueTokens tokens(token_seed);
   for (const std::array<double, 4>& b : image_bboxes) {
     const double ix1 = b[0] * width, iy1 = b[1] * height;
     const double ix2 = b[2] * width, iy2 = b[3] * height;
@@ -202,12 +224,10 @@ Result<MaskedTable> MaskTableImages(const RgbImage& page, const RgbImage& table_
         RgbImage crop, Crop(page, static_cast<int64_t>(ix1), static_cast<int64_t>(iy1),
                             static_cast<int64_t>(ix2), static_cast<int64_t>(iy2)));
     if (crop.width < 1 || crop.height < 1) continue;
-    if (used.size() >= kTokenSpace) {
-      return Fail(ErrorCode::kResourceExhausted, "table holds more than {} images", kTokenSpace);
+    if (tokens.exhausted()) {
+      return Fail(ErrorCode::kResourceExhausted, "table holds more images than there are tokens");
     }
-    std::string code = tokens.Next();
-    while (!used.insert(code).second) code = tokens.Next();
-    const std::string token = "[" + code + "]";
+    const std::string token = tokens.Next();
     if (angle != 0) {
       MINERU_ASSIGN_OR_RETURN(crop, RotateQuarterTurns(crop, angle));
     }

@@ -55,6 +55,10 @@ struct MaskedTable {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> images;
 };
 
+// The tokens MaskTableImages hands out, in order, to `count` masked images with `token_seed`
+// (images it skips take none).
+std::vector<std::string> TableImageTokens(uint64_t token_seed, size_t count);
+
 // `table_crop` is the table's crop of `page` before rotation; `table_bbox` and `image_bboxes`
 // are normalised page boxes; `angle` 0/90/180/270 (anything else: 0). Errors: an angle turn or
 // crop that fails, more images than there are tokens (18^4), a JPEG that cannot be encoded.

@@ -35,9 +35,9 @@ bool Eligible(const ContentBlock& b) {
   return (w > 0.1 && h > 0.1) || w * h > 0.01;
 }
 
-// A seed that depends only on where the table is on its page, so that a page always masks its
-// tables with the same tokens.
-uint64_t TokenSeed(const ContentBlock& table, size_t index) {
+}  // namespace
+
+uint64_t TableImageTokenSeed(const ContentBlock& table, size_t index) {
   uint64_t h = 0xcbf29ce484222325ULL ^ index;
   for (double v : table.bbox) {
     uint64_t bits;
@@ -46,6 +46,8 @@ uint64_t TokenSeed(const ContentBlock& table, size_t index) {
   }
   return h;
 }
+
+namespace {
 
 void Warn(std::vector<std::string>* warnings, std::string message) {
   if (warnings != nullptr) warnings->push_back(std::move(message));
@@ -171,7 +173,7 @@ std::vector<BlockRequest> PrepareProRequests(const image::RgbImage& page,
       std::vector<std::array<double, 4>> inner;
       for (size_t k : table_images[i]) inner.push_back(blocks[k].bbox);
       auto masked =
-          image::MaskTableImages(page, *crop, b.bbox, b.angle.value_or(0), inner, TokenSeed(b, i));
+          image::MaskTableImages(page, *crop, b.bbox, b.angle.value_or(0), inner, TableImageTokenSeed(b, i));
       if (!masked) {
         Warn(warnings, fmt::format("{}: masking its images failed: {}", what,
                                    masked.error().ToString()));

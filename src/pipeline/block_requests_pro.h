@@ -61,6 +61,11 @@ engine::SamplingParams RecognitionSamplingPro(BlockType type);
 // The client's cover ratio of `inner` by `outer` (0 for an empty inner box).
 double CoverRatio(const std::array<double, 4>& inner, const std::array<double, 4>& outer);
 
+// The seed of the tokens that mask the images of the table at `index` of the page's block list
+// (after step 1): it depends only on where the table is, so a page always gets the same tokens
+// (image::TableImageTokens lists them).
+uint64_t TableImageTokenSeed(const ContentBlock& table, size_t index);
+
 // Steps 1-7 on `blocks` in place (deletions, absorbed marks, table token maps); returns the
 // requests in list order. Crop or mask failures skip that block with a warning (warnings may be
 // null); nothing else fails.

@@ -38,7 +38,7 @@ Json* TableGroup(Json& pdf_info, size_t page, size_t block) {
     auto type = group.find("type");
     auto index = group.find("index");
     if (type != group.end() && *type == "table" && index != group.end() &&
-        index->is_number_unsigned() && index->get<uint64_t>() == block) {
+        index->is_number_integer() && index->get<int64_t>() == static_cast<int64_t>(block)) {
       return &group;
     }
   }
@@ -118,8 +118,17 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
     if (c.lower_page < pages.size() && c.lower_block < pages[c.lower_page].size()) {
       pages[c.lower_page][c.lower_block].cell_merge = cell_merge;
     }
+    // As MiddlePagePro copies a client block's cell_merge: onto the group and its body.
     if (Json* group = TableGroup(pdf_info, c.lower_page, c.lower_block)) {
       (*group)["cell_merge"] = cell_merge;
+      auto sub = group->find("blocks");
+      if (sub != group->end() && sub->is_array()) {
+        for (Json& body : *sub) {
+          if (body.is_object() && body.value("type", "") == "table_body") {
+            body["cell_merge"] = cell_merge;
+          }
+        }
+      }
     }
     ++stats.merged;
   }
