@@ -16,8 +16,8 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
-#include "apps/profile_flags.h"
 #include "apps/model_source.h"
+#include "apps/profile_flags.h"
 #include "base/process_memory.h"
 #include "engine/engine.h"
 #include "pipeline/document.h"
@@ -85,9 +85,8 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
     return kExitFailure;
   }
   const int threads = ResolveThreads(global);
-  auto started =
-      StartPipelineEngine(args.model, args.load, args.engine_flags, threads, "parse",
-                          args.profile_flags);
+  auto started = StartPipelineEngine(args.model, args.load, args.engine_flags, threads, "parse",
+                                     args.profile_flags);
   if (!started) return ReportError(started.error());
   pipeline::EngineGenerator generator(*started->engine);
   pipeline::DocumentOptions options;

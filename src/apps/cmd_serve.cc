@@ -23,9 +23,9 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
-#include "apps/profile_flags.h"
 #include "apps/model_source.h"
 #include "apps/process_lifetime.h"
+#include "apps/profile_flags.h"
 #include "apps/server_flags.h"
 #include "apps/task_flags.h"
 #include "engine/engine.h"
@@ -78,9 +78,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   EngineFlags engine_flags = args.engine_flags;
   jobs::TaskManagerOptions task_options;
   service::ConnectMetrics(metrics, engine_flags.options, task_options);
-  auto started =
-      StartPipelineEngine(args.model, args.load, engine_flags, threads, "serve",
-                          args.profile_flags);
+  auto started = StartPipelineEngine(args.model, args.load, engine_flags, threads, "serve",
+                                     args.profile_flags);
   if (!started) return ReportError(started.error());
   auto& engine = started->engine;
   const pipeline::Profile profile = started->profile.profile;

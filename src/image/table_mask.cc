@@ -220,9 +220,9 @@ Result<MaskedTable> MaskTableImages(const RgbImage& page, const RgbImage& table_
                           static_cast<int64_t>(std::min(static_cast<double>(tw), ix2 - tx)),
                           static_cast<int64_t>(std::min(static_cast<double>(th), iy2 - ty))};
     if (rel[2] <= rel[0] || rel[3] <= rel[1]) continue;
-    MINERU_ASSIGN_OR_RETURN(
-        RgbImage crop, Crop(page, static_cast<int64_t>(ix1), static_cast<int64_t>(iy1),
-                            static_cast<int64_t>(ix2), static_cast<int64_t>(iy2)));
+    MINERU_ASSIGN_OR_RETURN(RgbImage crop,
+                            Crop(page, static_cast<int64_t>(ix1), static_cast<int64_t>(iy1),
+                                 static_cast<int64_t>(ix2), static_cast<int64_t>(iy2)));
     if (crop.width < 1 || crop.height < 1) continue;
     if (tokens.exhausted()) {
       return Fail(ErrorCode::kResourceExhausted, "table holds more images than there are tokens");

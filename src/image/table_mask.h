@@ -10,8 +10,8 @@
 //   * table origin on the page: (int(x1 * W), int(y1 * H)) (truncation, although the crop itself
 //     is cut with rounded edges: the client's own inconsistency, kept);
 //   * for each image, box (ix1, iy1, ix2, iy2) in page pixels as doubles; relative box
-//     (int(max(0, ix1 - tx)), int(max(0, iy1 - ty)), int(min(tw, ix2 - tx)), int(min(th, iy2 - ty)));
-//     empty -> skipped; the image itself is cut from the page at the truncated page box
+//     (int(max(0, ix1 - tx)), int(max(0, iy1 - ty)), int(min(tw, ix2 - tx)), int(min(th, iy2 -
+//     ty))); empty -> skipped; the image itself is cut from the page at the truncated page box
 //     (skipped when under 1 pixel), turned by the table's angle, and JPEG-encoded (quality 75,
 //     4:2:0, what Pillow writes by default);
 //   * the relative box is mapped into the turned table crop: 90 -> (y1, tw-x2, y2, tw-x1),

@@ -86,8 +86,7 @@ double CoverRatio(const std::array<double, 4>& inner, const std::array<double, 4
 std::vector<BlockRequest> PrepareProRequests(const image::RgbImage& page,
                                              std::vector<ContentBlock>& blocks,
                                              const ProRequestOptions& options,
-                                             std::vector<std::string>* warnings,
-                                             ThreadPool* pool) {
+                                             std::vector<std::string>* warnings, ThreadPool* pool) {
   // 1. Captions inside a visual block.
   {
     std::vector<ContentBlock> kept;
@@ -163,8 +162,8 @@ std::vector<BlockRequest> PrepareProRequests(const image::RgbImage& page,
     const std::string what = fmt::format("block {} ({})", i, BlockTypeName(b.type));
     std::optional<image::RgbImage> ready;
     if (b.type == BlockType::kTable) {
-      auto crop = image::CropRounded(page, b.bbox[0] * width, b.bbox[1] * height,
-                                     b.bbox[2] * width, b.bbox[3] * height);
+      auto crop = image::CropRounded(page, b.bbox[0] * width, b.bbox[1] * height, b.bbox[2] * width,
+                                     b.bbox[3] * height);
       if (!crop) {
         Warn(warnings, fmt::format("{}: crop failed: {}", what, crop.error().ToString()));
         continue;
@@ -172,11 +171,11 @@ std::vector<BlockRequest> PrepareProRequests(const image::RgbImage& page,
       if (crop->width < 1 || crop->height < 1) continue;
       std::vector<std::array<double, 4>> inner;
       for (size_t k : table_images[i]) inner.push_back(blocks[k].bbox);
-      auto masked =
-          image::MaskTableImages(page, *crop, b.bbox, b.angle.value_or(0), inner, TableImageTokenSeed(b, i));
+      auto masked = image::MaskTableImages(page, *crop, b.bbox, b.angle.value_or(0), inner,
+                                           TableImageTokenSeed(b, i));
       if (!masked) {
-        Warn(warnings, fmt::format("{}: masking its images failed: {}", what,
-                                   masked.error().ToString()));
+        Warn(warnings,
+             fmt::format("{}: masking its images failed: {}", what, masked.error().ToString()));
         continue;
       }
       for (auto& [token, jpeg] : masked->images) {

@@ -48,7 +48,7 @@ struct BlockRequest {
 };
 
 struct ProRequestOptions {
-  bool image_analysis = true;       // MinerU 3.4.4 turns it on (API/CLI field image_analysis)
+  bool image_analysis = true;          // MinerU 3.4.4 turns it on (API/CLI field image_analysis)
   std::vector<BlockType> not_extract;  // e.g. table / equation when their recognition is off
 };
 

@@ -7,12 +7,12 @@ namespace mineru::pipeline {
 namespace {
 
 constexpr std::array<std::string_view, kProBlockTypeCount> kNames = {
-    "text",          "title",           "table",          "image",         "code",
-    "algorithm",     "header",          "footer",         "page_number",   "page_footnote",
-    "aside_text",    "equation",        "equation_block", "ref_text",      "list",
-    "phonetic",      "table_caption",   "table_footnote", "image_caption", "image_footnote",
-    "code_caption",  "unknown",         "doc_title",      "paragraph_title", "formula_number",
-    "index",         "list_item",       "caption",        "footnote",      "chart",
+    "text",         "title",         "table",          "image",           "code",
+    "algorithm",    "header",        "footer",         "page_number",     "page_footnote",
+    "aside_text",   "equation",      "equation_block", "ref_text",        "list",
+    "phonetic",     "table_caption", "table_footnote", "image_caption",   "image_footnote",
+    "code_caption", "unknown",       "doc_title",      "paragraph_title", "formula_number",
+    "index",        "list_item",     "caption",        "footnote",        "chart",
     "image_block",
 };
 

@@ -181,8 +181,8 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
             fmt::format("inline table image {} not written: not a raster image", image->file_name));
         return std::string();
       }
-      if (Status written = WriteFileAtomically((images_dir / image->file_name).string(),
-                                               image->bytes);
+      if (Status written =
+              WriteFileAtomically((images_dir / image->file_name).string(), image->bytes);
           !written) {
         out.warnings.push_back(fmt::format("inline table image: {}", written.error().ToString()));
         return std::string();
@@ -438,8 +438,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       layout = pdf->WriteLayoutPdf(layout_plan, layout_path);
     } else if (layout_page) {
       // MinerU's wrapper page: the image's size in points, as the render loop used.
-      layout = pdf::WriteImageLayoutPdf(*layout_page, layout_page_width_pt,
-                                        layout_page_height_pt, layout_plan, layout_path);
+      layout = pdf::WriteImageLayoutPdf(*layout_page, layout_page_width_pt, layout_page_height_pt,
+                                        layout_plan, layout_path);
     }
     if (!layout) {
       result.warnings.push_back("layout PDF not written: " + layout.error().ToString());

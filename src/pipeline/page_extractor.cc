@@ -232,7 +232,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   out.timings.blocks_wall = Since(blocks_start);
   const engine::Clock::time_point post_start = engine::Clock::now();
   out.blocks = pro ? PostProcessPro(std::move(blocks), options.post_process, &out.warnings)
-                  : PostProcess(std::move(blocks), options.post_process, &out.warnings);
+                   : PostProcess(std::move(blocks), options.post_process, &out.warnings);
   out.timings.post_process = Since(post_start);
   return out;
 }

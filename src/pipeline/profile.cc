@@ -6,9 +6,7 @@
 
 namespace mineru::pipeline {
 
-std::string_view ProfileName(Profile profile) {
-  return profile == Profile::kPro ? "pro" : "2509";
-}
+std::string_view ProfileName(Profile profile) { return profile == Profile::kPro ? "pro" : "2509"; }
 
 std::optional<Profile> ParseProfileName(std::string_view name) {
   if (name == "2509") return Profile::k2509;

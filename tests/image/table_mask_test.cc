@@ -72,7 +72,8 @@ TEST(TableMaskTest, UprightTableFillsTheInclusiveBoxAndLabelsIt) {
   // Relative box (200, 100, 300, 180): filled inclusively with the mean of the 8 grey points
   // around it; no red survives anywhere.
   for (int64_t y = 0; y < 400; ++y) {
-    for (int64_t x = 0; x < 800; ++x) ASSERT_NE(At(masked->image, x, y)[0] - At(masked->image, x, y)[1], 255);
+    for (int64_t x = 0; x < 800; ++x)
+      ASSERT_NE(At(masked->image, x, y)[0] - At(masked->image, x, y)[1], 255);
   }
   EXPECT_EQ(At(masked->image, 200, 100), (std::array<uint8_t, 3>{200, 200, 200}));
   EXPECT_EQ(At(masked->image, 300, 180), (std::array<uint8_t, 3>{200, 200, 200}));
@@ -163,8 +164,8 @@ TEST(TableMaskTest, TokensAreUniqueAndFollowTheSeed) {
 TEST(TableMaskTest, EmptyAndOutsideBoxesAreSkipped) {
   Fixture f;
   const std::vector<std::array<double, 4>> images = {
-      {0.95, 0.7, 0.99, 0.8},  // outside the table: relative box empty
-      {0.3, 0.3, 0.3, 0.38},   // zero width
+      {0.95, 0.7, 0.99, 0.8},    // outside the table: relative box empty
+      {0.3, 0.3, 0.3, 0.38},     // zero width
       {0.3, 0.3, 0.3005, 0.38},  // under one pixel on the page
   };
   auto masked = MaskTableImages(f.page, f.TableCrop(), f.table, 0, images, 3);

@@ -28,16 +28,16 @@ ContentBlock Block(BlockType type, std::array<double, 4> bbox, int angle = 0) {
 
 TEST(BlockRequestsProTest, Tv44StepTwoSelection) {
   std::vector<ContentBlock> blocks = {
-      Block(BlockType::kTable, {0.1, 0.1, 0.9, 0.5}),           // 0
-      Block(BlockType::kImage, {0.12, 0.12, 0.3, 0.2}),         // 1 inside the table
-      Block(BlockType::kImage, {0.1, 0.6, 0.15, 0.62}),         // 2 too small
-      Block(BlockType::kImage, {0.1, 0.6, 0.5, 0.7}),           // 3 eligible by area
-      Block(BlockType::kImageBlock, {0.5, 0.6, 0.95, 0.95}),    // 4 container
-      Block(BlockType::kChart, {0.55, 0.65, 0.9, 0.9}),         // 5 inside the image_block
-      Block(BlockType::kImageCaption, {0.55, 0.91, 0.9, 0.94}),  // 6 deleted
+      Block(BlockType::kTable, {0.1, 0.1, 0.9, 0.5}),             // 0
+      Block(BlockType::kImage, {0.12, 0.12, 0.3, 0.2}),           // 1 inside the table
+      Block(BlockType::kImage, {0.1, 0.6, 0.15, 0.62}),           // 2 too small
+      Block(BlockType::kImage, {0.1, 0.6, 0.5, 0.7}),             // 3 eligible by area
+      Block(BlockType::kImageBlock, {0.5, 0.6, 0.95, 0.95}),      // 4 container
+      Block(BlockType::kChart, {0.55, 0.65, 0.9, 0.9}),           // 5 inside the image_block
+      Block(BlockType::kImageCaption, {0.55, 0.91, 0.9, 0.94}),   // 6 deleted
       Block(BlockType::kEquationBlock, {0.1, 0.75, 0.45, 0.85}),  // 7
-      Block(BlockType::kList, {0.1, 0.86, 0.45, 0.95}),         // 8
-      Block(BlockType::kText, {0.1, 0.96, 0.9, 0.99}, 90),      // 9
+      Block(BlockType::kList, {0.1, 0.86, 0.45, 0.95}),           // 8
+      Block(BlockType::kText, {0.1, 0.96, 0.9, 0.99}, 90),        // 9
   };
   std::vector<std::string> warnings;
   const std::vector<BlockRequest> requests =
@@ -87,10 +87,10 @@ TEST(BlockRequestsProTest, ImageAnalysisOffSkipsImagesAndCharts) {
 TEST(BlockRequestsProTest, EligibilityBoundaries) {
   // w > 0.1 and h > 0.1, or w * h > 0.01.
   std::vector<ContentBlock> blocks = {
-      Block(BlockType::kImage, {0.0, 0.0, 0.11, 0.11}),   // both sides over 0.1
-      Block(BlockType::kChart, {0.0, 0.2, 0.05, 0.45}),   // w*h = 0.0125
-      Block(BlockType::kImage, {0.0, 0.5, 0.1, 0.6}),     // w*h about 0.01, sides not over 0.1
-      Block(BlockType::kImage, {0.5, 0.0, 0.55, 0.1}),    // 0.005
+      Block(BlockType::kImage, {0.0, 0.0, 0.11, 0.11}),  // both sides over 0.1
+      Block(BlockType::kChart, {0.0, 0.2, 0.05, 0.45}),  // w*h = 0.0125
+      Block(BlockType::kImage, {0.0, 0.5, 0.1, 0.6}),    // w*h about 0.01, sides not over 0.1
+      Block(BlockType::kImage, {0.5, 0.0, 0.55, 0.1}),   // 0.005
   };
   const auto requests = PrepareProRequests(Page(1000, 1000), blocks, {}, nullptr);
   ASSERT_EQ(requests.size(), 2u);
@@ -102,8 +102,8 @@ TEST(BlockRequestsProTest, ImagesGoToTheTableCoveringThemMostThenTheSmaller) {
   std::vector<ContentBlock> blocks = {
       Block(BlockType::kTable, {0.0, 0.0, 1.0, 1.0}),
       Block(BlockType::kTable, {0.1, 0.1, 0.6, 0.6}),
-      Block(BlockType::kImage, {0.4, 0.4, 0.5, 0.5}),   // fully inside both: the smaller table
-      Block(BlockType::kImage, {0.2, 0.15, 0.3, 0.2}),  // likewise, above the first: sorted first
+      Block(BlockType::kImage, {0.4, 0.4, 0.5, 0.5}),    // fully inside both: the smaller table
+      Block(BlockType::kImage, {0.2, 0.15, 0.3, 0.2}),   // likewise, above the first: sorted first
       Block(BlockType::kChart, {0.2, 0.3, 0.35, 0.45}),  // charts are never absorbed
       Block(BlockType::kImage, {0.55, 0.55, 0.7, 0.7}),  // 11 % inside the small one: the big
   };

@@ -32,8 +32,9 @@ TEST(LayoutParserProTest, Tv37NewlineSeparated) {
 
 TEST(LayoutParserProTest, Tv38SpaceSeparatedWithRotation) {
   EXPECT_EQ(
-      ParsePro("<|box_start|>705 112 899 146<|box_end|><|ref_start|>header<|ref_end|><|rotate_up|> "
-               "<|box_start|>030 343 132 397<|box_end|><|ref_start|>text<|ref_end|><|rotate_right|>"),
+      ParsePro(
+          "<|box_start|>705 112 899 146<|box_end|><|ref_start|>header<|ref_end|><|rotate_up|> "
+          "<|box_start|>030 343 132 397<|box_end|><|ref_start|>text<|ref_end|><|rotate_right|>"),
       (std::vector<ContentBlock>{Block(BlockType::kHeader, {0.705, 0.112, 0.899, 0.146}, 0),
                                  Block(BlockType::kText, {0.03, 0.343, 0.132, 0.397}, 90, false)}));
 }

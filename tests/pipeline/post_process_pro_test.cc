@@ -71,10 +71,11 @@ TEST(PostProcessProTest, ImageAnalysisRetypesByClass) {
     return b;
   };
   // Chart: type chart, sub_type = the sub-class, content = the repaired table.
-  ContentBlock chart = analysed(BlockType::kImage,
-                                "<|class_start|>Chart<|class_end|><|sub_class_start|>Bar_Chart<|sub_"
-                                "class_end|><|caption_start|>Sales<|caption_end|><|content_start|>\n|"
-                                " Year | Sales |\n| --- | --- |\n| 2020 | 10 |\n<|content_end|>");
+  ContentBlock chart =
+      analysed(BlockType::kImage,
+               "<|class_start|>Chart<|class_end|><|sub_class_start|>Bar_Chart<|sub_"
+               "class_end|><|caption_start|>Sales<|caption_end|><|content_start|>\n|"
+               " Year | Sales |\n| --- | --- |\n| 2020 | 10 |\n<|content_end|>");
   EXPECT_EQ(chart.type, BlockType::kChart);
   EXPECT_EQ(chart.sub_type, "bar_chart");
   EXPECT_EQ(chart.content, "| Year | Sales |\n| --- | --- |\n| 2020 | 10 |");
@@ -115,8 +116,8 @@ TEST(PostProcessProTest, ImageAnalysisRetypesByClass) {
 
 TEST(PostProcessProTest, NonTextPlaceholderByType) {
   std::vector<ContentBlock> in;
-  for (BlockType t : {BlockType::kFooter, BlockType::kTitle, BlockType::kEquation,
-                      BlockType::kList, BlockType::kImageBlock, BlockType::kAsideText}) {
+  for (BlockType t : {BlockType::kFooter, BlockType::kTitle, BlockType::kEquation, BlockType::kList,
+                      BlockType::kImageBlock, BlockType::kAsideText}) {
     in.push_back(Block(t, {0.1, 0.1, 0.2, 0.2}, "[Non-Text]"));
   }
   in.push_back(Block(BlockType::kText, {0.1, 0.1, 0.2, 0.2}, std::nullopt));

@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing_support::ReadFile;
 
-
 struct ProRun {
   std::optional<Result<DocumentResult>> result;
   std::vector<testing::ScriptedCall> calls;
@@ -65,9 +64,7 @@ class ScriptedProDocumentTest : public ::testing::Test {
     delete run_;
     run_ = nullptr;
   }
-  void SetUp() override {
-    ASSERT_TRUE(*run_->result) << run_->result->error().ToString();
-  }
+  void SetUp() override { ASSERT_TRUE(*run_->result) << run_->result->error().ToString(); }
   static Json Output(std::string_view suffix) {
     return ReadJson(run_->out + "/mineru_demo2" + std::string(suffix));
   }
@@ -211,8 +208,9 @@ TEST_F(ScriptedProDocumentTest, MiddleJsonKeepsTheBlocksBeforeAndAfterTheMerges)
   EXPECT_EQ(find(page0["para_blocks"], 6)["sub_type"], "natural_image");
   // The logo table (index 21 of the post-processed blocks: the equation block's two equations
   // became one, the absorbed image left) has its image as a file in images/, the <img> at it.
-  const std::string html = find(page0["para_blocks"], 21)["blocks"][1]["lines"][0]["spans"][0].value(
-      "html", std::string());
+  const std::string html =
+      find(page0["para_blocks"], 21)["blocks"][1]["lines"][0]["spans"][0].value("html",
+                                                                                std::string());
   const std::smatch found = [&] {
     std::smatch m;
     std::regex_search(html, m, std::regex("<img src=\"([0-9a-f]{64}\\.jpg)\"/>"));

@@ -52,56 +52,64 @@ const std::vector<Region> kPage0 = {
     // Continues block 3 after the column break: merged by MinerU's paragraph merge.
     {"text", {520, 100, 900, 250}, "<|txt_contd_tgt|>", "robust to noise."},  // 4
     {"paragraph_title", {520, 255, 900, 270}, "", "Background"},              // 5 (dropped)
-    {"image", {520, 275, 900, 400}, "",
+    {"image",
+     {520, 275, 900, 400},
+     "",
      "<|class_start|>natural_image<|class_end|><|sub_class_start|>photo<|sub_class_end|><|"
      "caption_start|>A red car on a road.<|caption_end|><|content_start|><|content_end|>"},  // 6
-    {"image_caption", {520, 402, 900, 415}, "", "Figure 1: A car."},  // 7
-    {"chart", {100, 310, 480, 450}, "",
+    {"image_caption", {520, 402, 900, 415}, "", "Figure 1: A car."},                         // 7
+    {"chart",
+     {100, 310, 480, 450},
+     "",
      "<|class_start|>chart<|class_end|><|sub_class_start|>bar_chart<|sub_class_end|><|caption_"
      "start|><|caption_end|><|content_start|>\n| Year | Sales |\n| --- | --- |\n| 2020 | 10 "
-     "|\n<|content_end|>"},  // 8
-    {"image_block", {520, 420, 900, 560}, "", ""},  // 9: a container, never recognised
-    {"image", {530, 425, 700, 550}, "", ""},        // 10: a panel of 9
-    {"chart", {710, 425, 890, 550}, "", ""},        // 11: a panel of 9
+     "|\n<|content_end|>"},                           // 8
+    {"image_block", {520, 420, 900, 560}, "", ""},    // 9: a container, never recognised
+    {"image", {530, 425, 700, 550}, "", ""},          // 10: a panel of 9
+    {"chart", {710, 425, 890, 550}, "", ""},          // 11: a panel of 9
     {"image_caption", {530, 552, 890, 558}, "", ""},  // deleted: inside the image block
-    {"code_caption", {100, 455, 480, 465}, "", "Listing 1: Square"},  // 12
+    {"code_caption", {100, 455, 480, 465}, "", "Listing 1: Square"},                         // 12
     {"code", {100, 467, 480, 520}, "", "```python\ndef square(x):\n    return x * x\n```"},  // 13
-    {"algorithm", {100, 522, 480, 560}, "", "for i in 1..n: \\(a_i < b\\)"},  // 14
-    {"list", {100, 565, 480, 640}, "", ""},                                    // 15
-    {"list_item", {110, 567, 470, 600}, "", "- first item"},                   // 16
-    {"list_item", {110, 602, 470, 638}, "", "second item"},                    // 17
-    {"equation_block", {520, 565, 900, 640}, "", ""},                          // 18
-    {"equation", {525, 567, 895, 600}, "", "\\[a = b \\tag{1}\\]"},            // 19
-    {"equation", {525, 602, 895, 638}, "", "c = d \\tag{2}"},                  // 20
-    {"formula_number", {905, 567, 950, 600}, "", "(1)"},                       // 21 (dropped)
-    {"table_caption", {100, 645, 900, 655}, "", "Table 1: Logos"},             // 22
-    {"table", {100, 657, 900, 720}, "", kLogoTable},                           // 23
+    {"algorithm", {100, 522, 480, 560}, "", "for i in 1..n: \\(a_i < b\\)"},                 // 14
+    {"list", {100, 565, 480, 640}, "", ""},                                                  // 15
+    {"list_item", {110, 567, 470, 600}, "", "- first item"},                                 // 16
+    {"list_item", {110, 602, 470, 638}, "", "second item"},                                  // 17
+    {"equation_block", {520, 565, 900, 640}, "", ""},                                        // 18
+    {"equation", {525, 567, 895, 600}, "", "\\[a = b \\tag{1}\\]"},                          // 19
+    {"equation", {525, 602, 895, 638}, "", "c = d \\tag{2}"},                                // 20
+    {"formula_number", {905, 567, 950, 600}, "", "(1)"},            // 21 (dropped)
+    {"table_caption", {100, 645, 900, 655}, "", "Table 1: Logos"},  // 22
+    {"table", {100, 657, 900, 720}, "", kLogoTable},                // 23
     {"image", {700, 662, 880, 715}, "", ""},  // 24: inside table 23, masked in its crop
-    {"table_footnote", {100, 722, 880, 732}, "", "* p<0.05"},  // 25
-    {"ref_text", {100, 735, 900, 749}, "", "[1] A. Author."},  // 26
-    {"phonetic", {100, 752, 300, 762}, "", "ruby"},             // 27
-    {"index", {310, 752, 500, 762}, "", "Index entry"},        // 28 (dropped)
-    {"caption", {520, 752, 890, 762}, "", "Stray caption"},    // 29
-    {"footnote", {100, 765, 470, 776}, "", "Stray footnote"},  // 30
+    {"table_footnote", {100, 722, 880, 732}, "", "* p<0.05"},        // 25
+    {"ref_text", {100, 735, 900, 749}, "", "[1] A. Author."},        // 26
+    {"phonetic", {100, 752, 300, 762}, "", "ruby"},                  // 27
+    {"index", {310, 752, 500, 762}, "", "Index entry"},              // 28 (dropped)
+    {"caption", {520, 752, 890, 762}, "", "Stray caption"},          // 29
+    {"footnote", {100, 765, 470, 776}, "", "Stray footnote"},        // 30
     {"aside_text", {960, 100, 990, 400}, "", "arXiv:2604.00001v1"},  // 31
-    {"unknown", {910, 700, 990, 740}, "", ""},       // 32: read as an image, too small to analyse
+    {"unknown", {910, 700, 990, 740}, "", ""},         // 32: read as an image, too small to analyse
     {"inline_formula", {100, 780, 200, 790}, "", ""},  // dropped by the layout parser
     {"table_caption", {100, 795, 860, 807}, "", "Table 2: Stock"},  // 33
     // The last table of the page, continued on page 1.
-    {"table", {100, 810, 900, 900}, "",
+    {"table",
+     {100, 810, 900, 900},
+     "",
      "<fcel>Name<fcel>Qty<nl><fcel>apple<fcel>3<nl><fcel>banana long<fcel>5<nl>"},  // 34
-    {"page_footnote", {100, 905, 850, 918}, "", "* Corresponding author."},          // 35
+    {"page_footnote", {100, 905, 850, 918}, "", "* Corresponding author."},         // 35
     {"footer", {100, 935, 840, 950}, "", "[Non-Text]"},                             // 36
-    {"page_number", {480, 960, 520, 985}, "", "1"},                                  // 37
+    {"page_number", {480, 960, 520, 985}, "", "1"},                                 // 37
 };
 
 // Page 1: the table continued (its header row repeated), then a paragraph the model marks as
 // continuing, which MinerU 3.4.4 never joins across a page.
 const std::vector<Region> kPage1 = {
     {"header", {50, 20, 950, 40}, "", "Journal of Tests"},  // 0
-    {"table", {100, 60, 900, 200}, "",
+    {"table",
+     {100, 60, 900, 200},
+     "",
      "<fcel>Name<fcel>Qty<nl><fcel>name continued<ecel><nl><fcel>cherry<fcel>7<nl>"},  // 1
-    {"text", {100, 220, 900, 300}, "<|txt_contd_tgt|>", "and more text."},            // 2
+    {"text", {100, 220, 900, 300}, "<|txt_contd_tgt|>", "and more text."},             // 2
     {"page_number", {480, 960, 520, 985}, "", " [Non-Text] "},  // 3: deleted by the client
 };
 
