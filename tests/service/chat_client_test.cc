@@ -22,6 +22,7 @@
 #include "base/json.h"
 #include "image/data_url.h"
 #include "image/decode.h"
+#include "pipeline/chat_answer.h"
 #include "service/chat_text.h"
 #include "service/openai_api.h"
 #include "tiny_chat.h"
@@ -81,8 +82,8 @@ Json ExpectClientAcceptable(const std::optional<Response>& r) {
     return Json();
   }
   const Json& choice = (*json)["choices"][0];
-  const std::string finish = choice.value("finish_reason", "");
-  EXPECT_TRUE(finish == "stop" || finish == "length") << r->body;
+  auto accepted = pipeline::ReadChatAnswer(r->body);
+  EXPECT_TRUE(accepted) << accepted.error().ToString() << " " << r->body;
   EXPECT_TRUE(choice["message"]["content"].is_string()) << r->body;
   const Json& usage = (*json)["usage"];
   EXPECT_EQ(usage["total_tokens"].get<int64_t>(),

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline/chat_answer.h"
+
+#include "base/json.h"
+
+namespace mineru::pipeline {
+
+Result<ChatAnswer> ReadChatAnswer(std::string_view body, std::string_view end_token) {
+  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return Fail(ErrorCode::kUnavailable, "server error: the answer is not a JSON object");
+  }
+  if (auto object = json.find("object"); object != json.end() && *object == "error") {
+    auto message = json.find("message");
+    return Fail(
+        ErrorCode::kUnavailable, "server error: {}",
+        message != json.end() && message->is_string() ? message->get<std::string>() : json.dump());
+  }
+  auto choices = json.find("choices");
+  if (choices == json.end() || !choices->is_array() || choices->empty()) {
+    return Fail(ErrorCode::kUnavailable, "server error: No choices found in the response.");
+  }
+  const Json& choice = (*choices)[0];
+  if (!choice.is_object()) {
+    return Fail(ErrorCode::kUnavailable, "server error: the first choice is not an object");
+  }
+  auto finish = choice.find("finish_reason");
+  const std::string reason =
+      finish != choice.end() && finish->is_string() ? finish->get<std::string>() : "";
+  if (reason != "stop" && reason != "length") {
+    return Fail(ErrorCode::kInvalidArgument, "request error: finish_reason {}",
+                finish == choice.end() ? "missing" : finish->dump());
+  }
+  auto message = choice.find("message");
+  if (message == choice.end() || !message->is_object()) {
+    return Fail(ErrorCode::kUnavailable, "server error: the choice has no message");
+  }
+  auto content = message->find("content");
+  if (content == message->end() || !(content->is_string() || content->is_null())) {
+    return Fail(ErrorCode::kUnavailable, "server error: the message has no content");
+  }
+  ChatAnswer answer;
+  answer.truncated = reason == "length";
+  if (content->is_string()) answer.content = content->get<std::string>();
+  if (!end_token.empty() && std::string_view(answer.content).ends_with(end_token)) {
+    answer.content.resize(answer.content.size() - end_token.size());
+  }
+  return answer;
+}
+
+}  // namespace mineru::pipeline
