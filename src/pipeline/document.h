@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// One input file (a PDF or an image) through the whole pipeline to MinerU's output directory:
+// One input file (a PDF or an image) through the whole pipeline to MinerU's output directory,
+// as the MinerU release of the profile writes it (2509: MinerU 2.7.6; pro: MinerU 3.4.4,
+// docs/PIPELINE.md):
 //
-//   <output>/<stem>/vlm/<stem>.md               Markdown (spec section 3.3)
-//                      <stem>_content_list.json (3.4)
-//                      <stem>_middle.json       (3.2)
-//                      <stem>_model.json        (3.5)
-//                      <stem>_origin.pdf        the input PDF (PDF inputs)
-//                      <stem>_report.json       failed pages and blocks, warnings (ours)
-//                      images/<sha256>.jpg      crops of image, table and equation spans (3.6)
+//   <output>/<stem>/vlm/<stem>.md                  Markdown
+//                      <stem>_content_list.json    flat list of items
+//                      <stem>_content_list_v2.json items per page
+//                      <stem>_middle.json          pages of blocks, lines and spans
+//                      <stem>_model.json           the client's blocks
+//                      <stem>_layout.pdf           the blocks drawn over the pages
+//                      <stem>_origin.pdf           the input PDF (PDF inputs)
+//                      <stem>_report.json          profile, failed pages and blocks, warnings
+//                      (ours) images/<sha256>.jpg         crops of image, table, chart and equation
+//                      spans
+//                                                  (Pro: also the images inside tables)
 //
 // Pages stream: the main thread renders page after page while at most `pages_in_flight` pages
 // are being extracted (each on its own thread, all of their requests in flight in the engine);
@@ -72,8 +78,8 @@ struct DocumentResult {
   // rendered): a near-duplicate hint, written to the report as 16 hex digits.
   std::vector<uint64_t> page_hashes;
   int64_t generated_tokens = 0;
-  int64_t table_merge_requests = 0;  // Pro: table pairs asked about (cross-page tables)
-  int64_t table_merges = 0;          // Pro: answers that became a cell_merge
+  int64_t table_merge_requests = 0;   // Pro: table pairs asked about (cross-page tables)
+  int64_t table_merges = 0;           // Pro: answers that became a cell_merge
   std::vector<std::string> warnings;  // "page N: ..." per page, then document-level ones
   // Where the time went (seconds): pages rendered (or the image decoded and resized) on the
   // calling thread, each page's steps summed over pages, and writing the outputs.

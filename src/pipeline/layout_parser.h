@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Step 1 of MinerU2.5's two-step extraction: the layout request's answer -> the page's regions
-// (spec/mineru.md section 2.2). The parser follows the robust grammar of later clients (0.2+),
-// which also reads every 2509 answer: one pass over the whole text (Python `re.finditer` with
-// DOTALL), regions separated by newlines, spaces or nothing:
+// (mineru-vl-utils parse_layout_output). The parser follows the robust grammar of later clients
+// (0.2+), which also reads every 2509 answer: one pass over the whole text (Python `re.finditer`
+// with DOTALL), regions separated by newlines, spaces or nothing:
 //
 //   <|box_start|>X1 Y1 X2 Y2<|box_end|><|ref_start|>LABEL<|ref_end|>[ROT]TAIL
 //
@@ -11,7 +11,7 @@
 // A <|box_start|> whose head does not match is skipped (with a warning) and scanning resumes at
 // the next <|box_start|>, exactly as the regex scan does.
 //
-// Per region, in this order (spec 2.2):
+// Per region, in this order (mineru-vl-utils 0.2+ / 1.2.1 mineru_client.py):
 //   1. Any coordinate < 0 or > 1000 -> drop; x1/x2 and y1/y2 swapped when reversed; zero width or
 //      height -> drop; then divided by 1000.
 //   2. Label lower-cased; `unknown` -> `image`; `inline_formula` -> drop (a Pro label); a label

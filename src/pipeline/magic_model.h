@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// MinerU's "MagicModel" for the VLM backend (spec/mineru.md sections 3.1 and 3.2; MinerU 2.7.6
+// MinerU's "MagicModel" for the VLM backend (MinerU 2.7.6
 // vlm_magic_model.py, model_output_to_middle_json.py, magic_model_utils.py, boxbase.py): one
 // page's post-processed client blocks -> one middle.json PageInfo object
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MinerU's Markdown rendering of a document's middle.json pages (spec/mineru.md section 3.3,
-// MinerU 2.7.6 vlm_middle_json_mkcontent.py union_make in mode mm_markdown). The paragraph text
-// rule (MergeParaText) that content_list.json and the cross-page table merge share lives in
+// MinerU's Markdown rendering of a document's middle.json pages (MinerU 2.7.6
+// vlm_middle_json_mkcontent.py union_make in mode mm_markdown). The paragraph text rule
+// (MergeParaText) that content_list.json and the cross-page table merge share lives in
 // paragraph_text.h, included here.
 //
 // Input is the `pdf_info` array of middle.json (section 3.2). Nothing here throws: a field of the

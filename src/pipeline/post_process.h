@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Post-processing of one page's recognised blocks (spec/mineru.md section 2.7, client
+// Post-processing of one page's recognised blocks (mineru-vl-utils 0.1.22
 // post_process/__init__.py and equation_block.py@0.1.22): tables to HTML, equation repairs,
 // equation_block merging, \[ \] wrapping and the optional drops.
 #pragma once
