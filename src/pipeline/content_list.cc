@@ -112,30 +112,7 @@ Json BlockItem(const Json& block, const MarkdownOptions& options) {
 }  // namespace
 
 Json MakeContentList(const Json& pdf_info, const MarkdownOptions& options) {
-  Json out = Json::array();
-  if (!pdf_info.is_array()) return out;
-  // content_list text always renders formulas as LaTeX (merge_para_with_text's default).
-  MarkdownOptions text_options = options;
-  text_options.formula_enabled = true;
-  for (size_t page_pos = 0; page_pos < pdf_info.size(); ++page_pos) {
-    const Json& page = pdf_info[page_pos];
-    if (!page.is_object()) continue;
-    // page_idx as stored; the page's position when it is missing or not an integer.
-    const int64_t page_idx = PageIndexOf(page, page_pos);
-    const auto page_size = NumbersAt<2>(page, "page_size");
-    for (const char* key : {"para_blocks", "discarded_blocks"}) {
-      for (const Json& block : ArrayAt(page, key)) {
-        if (!block.is_object()) continue;
-        Json item = BlockItem(block, text_options);
-        if (item.is_null()) continue;
-        Json bbox = ScaledBbox(block, page_size);
-        if (!bbox.is_null()) item["bbox"] = std::move(bbox);
-        item["page_idx"] = page_idx;
-        out.push_back(std::move(item));
-      }
-    }
-  }
-  return out;
+  return MakeContentListWith(pdf_info, options, BlockItem);
 }
 
 Json MakeModelJson(const std::vector<Json>& pages) {

@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "base/json.h"
 #include "pipeline/middle_json.h"
+#include "pipeline/paragraph_text.h"
 
 namespace mineru::pipeline {
 
@@ -57,5 +59,15 @@ struct BodyData {
   std::string content;
 };
 BodyData GetBodyData(const Json& block);
+
+// One item (null: none) of a block, as one MinerU generation writes it.
+using ContentItemFn = std::function<Json(const Json& block, const MarkdownOptions& options)>;
+
+// The walk both generations' content_list.json share: per page (not objects skipped) the
+// para_blocks then the discarded blocks, each block's item with "bbox" (0-1000 of the page, when
+// usable) and "page_idx" (as stored, else the page's position) added; text always renders
+// formulas as LaTeX (merge_para_with_text's default).
+Json MakeContentListWith(const Json& pdf_info, const MarkdownOptions& options,
+                         const ContentItemFn& item);
 
 }  // namespace mineru::pipeline

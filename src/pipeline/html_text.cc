@@ -145,24 +145,34 @@ size_t ResolveReference(std::string_view text, size_t amp, std::string* out) {
 
 }  // namespace
 
-std::string HtmlEscapeNoQuote(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+void AppendHtmlEscaped(std::string_view text, std::string* out, bool quote) {
   for (char c : text) {
     switch (c) {
       case '&':
-        out += "&amp;";
+        out->append("&amp;");
         break;
       case '<':
-        out += "&lt;";
+        out->append("&lt;");
         break;
       case '>':
-        out += "&gt;";
+        out->append("&gt;");
+        break;
+      case '"':
+        quote ? out->append("&quot;") : out->append(1, c);
+        break;
+      case '\'':
+        quote ? out->append("&#x27;") : out->append(1, c);
         break;
       default:
-        out.push_back(c);
+        out->push_back(c);
     }
   }
+}
+
+std::string HtmlEscapeNoQuote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  AppendHtmlEscaped(text, &out, /*quote=*/false);
   return out;
 }
 

@@ -11,7 +11,11 @@
 
 namespace mineru::pipeline {
 
-// Python html.escape(text, quote=False): '&' → "&amp;", '<' → "&lt;", '>' → "&gt;".
+// Python html.escape(text, quote): '&' → "&amp;", '<' → "&lt;", '>' → "&gt;", and with `quote`
+// '"' → "&quot;", '\'' → "&#x27;"; appended to *out.
+void AppendHtmlEscaped(std::string_view text, std::string* out, bool quote = true);
+
+// Python html.escape(text, quote=False).
 std::string HtmlEscapeNoQuote(std::string_view text);
 
 // Python html.unescape: numeric references (&#NN; &#xHH;, the ';' optional) exactly as Python

@@ -51,17 +51,9 @@ struct SpanContext {
 // invalid boxes).
 std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, int height,
                                   const SpanContext& ctx, std::vector<std::string>* warnings) {
-  const std::optional<Box> bbox = magic::ToPointBox(cb.bbox, width, height);
-  if (!bbox) {
-    if (warnings != nullptr) {
-      warnings->push_back(fmt::format("middle.json: block {} has an invalid bbox; skipped", index));
-    }
-    return std::nullopt;
-  }
-  Block b;
-  b.bbox = *bbox;
-  b.angle = cb.angle;
-  b.index = index;
+  std::optional<Block> shell = magic::BlockShell(cb.bbox, cb.angle, index, width, height, warnings);
+  if (!shell) return std::nullopt;
+  Block& b = *shell;
   // Python strings are Unicode: ill-formed UTF-8 from the model reads as U+FFFD, which also
   // keeps every string of the page serialisable.
   const std::string repaired = cb.content ? text::RepairUtf8(*cb.content) : std::string();
@@ -97,7 +89,7 @@ std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, 
   } else {
     return std::nullopt;  // unknown, equation_block: no MinerU group takes them
   }
-  return b;
+  return shell;
 }
 
 // ---------------------------------------------------------------------------------------------

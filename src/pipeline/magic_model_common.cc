@@ -195,6 +195,24 @@ std::optional<int> ToPoints(double v, int size) {
   return static_cast<int>(x);  // truncation toward zero, like int()
 }
 
+std::optional<Block> BlockShell(const std::array<double, 4>& fractions, std::optional<int> angle,
+                                int index, int width, int height,
+                                std::vector<std::string>* warnings) {
+  const std::optional<Box> bbox = ToPointBox(fractions, width, height);
+  if (!bbox) {
+    if (warnings != nullptr) {
+      warnings->push_back("middle.json: block " + std::to_string(index) +
+                          " has an invalid bbox; skipped");
+    }
+    return std::nullopt;
+  }
+  Block b;
+  b.bbox = *bbox;
+  b.angle = angle;
+  b.index = index;
+  return b;
+}
+
 std::optional<Box> ToPointBox(const std::array<double, 4>& fractions, int width, int height) {
   const std::array<std::optional<int>, 4> pts = {
       ToPoints(fractions[0], width), ToPoints(fractions[1], height), ToPoints(fractions[2], width),

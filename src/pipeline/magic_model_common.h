@@ -78,6 +78,13 @@ std::optional<int> ToPoints(double v, int size);
 // nullopt when a coordinate is not representable (see ToPoints).
 std::optional<Box> ToPointBox(const std::array<double, 4>& fractions, int width, int height);
 
+// A Block with the client block's box in points (ToPointBox), angle and index set; nullopt with
+// a warning ("middle.json: block N has an invalid bbox; skipped"; warnings may be null) when
+// the box is not representable.
+std::optional<Block> BlockShell(const std::array<double, 4>& fractions, std::optional<int> angle,
+                                int index, int width, int height,
+                                std::vector<std::string>* warnings);
+
 // ---------------------------------------------------------------------------------------------
 // Geometry (mineru/utils/boxbase.py).
 

@@ -91,17 +91,9 @@ Json TextPathSpans(const Box& bbox, BlockType type, std::string_view content,
 // Types, spans and block fields for one client block; nullopt for an invalid box.
 std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, int height,
                                   const Context& ctx, std::vector<std::string>* warnings) {
-  const std::optional<Box> bbox = magic::ToPointBox(cb.bbox, width, height);
-  if (!bbox) {
-    if (warnings != nullptr) {
-      warnings->push_back(fmt::format("middle.json: block {} has an invalid bbox; skipped", index));
-    }
-    return std::nullopt;
-  }
-  Block b;
-  b.bbox = *bbox;
-  b.angle = cb.angle;
-  b.index = index;
+  std::optional<Block> shell = magic::BlockShell(cb.bbox, cb.angle, index, width, height, warnings);
+  if (!shell) return std::nullopt;
+  Block& b = *shell;
   b.fields = Json::object();
   // Python strings are Unicode: ill-formed UTF-8 from the model reads as U+FFFD, which also
   // keeps every string of the page serialisable.
@@ -170,7 +162,7 @@ std::optional<Block> ConvertBlock(const ContentBlock& cb, int index, int width, 
       if (cb.type == kText && cb.merge_prev) b.fields["merge_prev"] = *cb.merge_prev;
       break;
   }
-  return b;
+  return shell;
 }
 
 bool IsDiscardedType(std::string_view t) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pipeline/equation_fixes.h"
+#include "pipeline/html_text.h"
 
 namespace mineru::pipeline {
 namespace {
@@ -67,30 +68,6 @@ std::vector<Item> Tokenize(std::string_view s) {
 
 bool IsToken(const std::vector<Item>& items, size_t i, Tok tok) {
   return i < items.size() && items[i].is_token && items[i].tok == tok;
-}
-
-void AppendEscaped(std::string_view text, std::string* out) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out->append("&amp;");
-        break;
-      case '<':
-        out->append("&lt;");
-        break;
-      case '>':
-        out->append("&gt;");
-        break;
-      case '"':
-        out->append("&quot;");
-        break;
-      case '\'':
-        out->append("&#x27;");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
 }
 
 }  // namespace
@@ -203,7 +180,7 @@ Result<std::string> ConvertOtslToHtml(std::string_view otsl) {
       if (cell.row_span > 1) html += " rowspan=\"" + std::to_string(cell.row_span) + "\"";
       if (cell.col_span > 1) html += " colspan=\"" + std::to_string(cell.col_span) + "\"";
       html += ">";
-      AppendEscaped(PythonStrip(cell.text), &html);
+      AppendHtmlEscaped(PythonStrip(cell.text), &html);
       html += "</td>";
     }
     html += "</tr>";

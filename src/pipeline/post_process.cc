@@ -136,15 +136,6 @@ Result<std::vector<ContentBlock>> MergeEquationBlocks(std::vector<ContentBlock> 
   return out;
 }
 
-std::string WrapEquation(std::string_view content) {
-  std::string out(PythonStrip(content));
-  if (!out.starts_with("\\[")) out.insert(0, "\\[\n");
-  if (!out.ends_with("\\]")) out += "\n\\]";
-  return out;
-}
-
-namespace {
-
 bool IsParatext(BlockType type) {
   switch (type) {
     case BlockType::kHeader:
@@ -158,8 +149,6 @@ bool IsParatext(BlockType type) {
       return false;
   }
 }
-
-}  // namespace
 
 Result<std::vector<ContentBlock>> TryPostProcess(const std::vector<ContentBlock>& blocks,
                                                  const PostProcessOptions& options,
@@ -197,7 +186,7 @@ Result<std::vector<ContentBlock>> TryPostProcess(const std::vector<ContentBlock>
   // 5. Display-math wrapping.
   for (ContentBlock& block : out) {
     if (block.type == BlockType::kEquation && HasContent(block)) {
-      block.content = WrapEquation(*block.content);
+      block.content = WrapDisplayEquation(*block.content);
     }
   }
   // 6. Drops.

@@ -53,8 +53,9 @@ Result<std::vector<ContentBlock>> TryPostProcess(const std::vector<ContentBlock>
 // kept (step 6 removes them). Fails as TryPostProcess does.
 Result<std::vector<ContentBlock>> MergeEquationBlocks(std::vector<ContentBlock> blocks);
 
-// Step 5 alone (_add_equation_brackets) on one equation's content.
-std::string WrapEquation(std::string_view content);
+// The paratext types abandon_paratext drops: header, footer, page_number, aside_text,
+// page_footnote, unknown.
+bool IsParatext(BlockType type);
 
 // TryPostProcess(); on failure (step 7) a warning is added and `blocks` come back unprocessed.
 // `warnings` may be null.

@@ -8,7 +8,6 @@
 
 #include "pipeline/equation_fixes.h"
 #include "pipeline/image_analysis.h"
-#include "pipeline/otsl_to_html.h"
 #include "pipeline/python_text.h"
 #include "pipeline/table_html.h"
 #include "pipeline/text_fixes.h"
@@ -22,20 +21,6 @@ void Warn(std::vector<std::string>* warnings, std::string message) {
 
 bool HasContent(const ContentBlock& block) {
   return block.content.has_value() && !block.content->empty();
-}
-
-bool IsParatext(BlockType type) {
-  switch (type) {
-    case BlockType::kHeader:
-    case BlockType::kFooter:
-    case BlockType::kPageNumber:
-    case BlockType::kAsideText:
-    case BlockType::kPageFootnote:
-    case BlockType::kUnknown:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // Types whose "[Non-Text]" content is left alone (step 3).
@@ -65,23 +50,17 @@ void DropAbsorbed(std::vector<ContentBlock>& blocks) {
   std::erase_if(blocks, [](const ContentBlock& b) { return b.absorbed_by_table; });
 }
 
-// Step 1a on one table.
+// Step 1a on one table (ProcessTableContent; a failed OTSL conversion keeps the raw text, whose
+// tokens are still replaced, as the client does).
 void ProcessTable(ContentBlock& block, bool eq_wrap, size_t index,
                   std::vector<std::string>* warnings) {
-  std::string html = *block.content;
-  if (!(html.starts_with("<table") && html.ends_with("</table>"))) {
-    Result<std::string> converted = ConvertOtslToHtml(html);
-    if (!converted) {
-      Warn(warnings, fmt::format("table block {}: OTSL to HTML conversion failed ({}); keeping "
-                                 "the raw text",
-                                 index, converted.error().ToString()));
-      return;
-    }
-    html = std::move(*converted);
+  std::string error;
+  block.content = ProcessTableContent(*block.content, block.table_image_tokens, eq_wrap, &error);
+  if (!error.empty()) {
+    Warn(warnings, fmt::format("table block {}: OTSL to HTML conversion failed ({}); keeping "
+                               "the raw text",
+                               index, error));
   }
-  html = ReplaceTableImageTokens(html, block.table_image_tokens);
-  if (eq_wrap) html = WrapTableFormulas(html);
-  block.content = std::move(html);
 }
 
 Result<std::vector<ContentBlock>> TryPostProcessPro(std::vector<ContentBlock> out,
@@ -140,7 +119,7 @@ Result<std::vector<ContentBlock>> TryPostProcessPro(std::vector<ContentBlock> ou
   // 7. Display-math wrapping.
   for (ContentBlock& block : out) {
     if (block.type == BlockType::kEquation && HasContent(block)) {
-      block.content = WrapEquation(*block.content);
+      block.content = WrapDisplayEquation(*block.content);
     }
   }
   // 8. Drops.

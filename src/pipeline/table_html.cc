@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "pipeline/html_text.h"
 #include "pipeline/otsl_to_html.h"
 #include "pipeline/python_text.h"
 #include "text/utf8.h"
@@ -12,31 +13,6 @@ namespace {
 
 constexpr std::array<std::string_view, 6> kOtslTokens = {"<nl>",   "<fcel>", "<ecel>",
                                                          "<lcel>", "<ucel>", "<xcel>"};
-
-// html.escape(s, quote=True).
-void AppendHtmlEscaped(std::string_view s, std::string* out) {
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out->append("&amp;");
-        break;
-      case '<':
-        out->append("&lt;");
-        break;
-      case '>':
-        out->append("&gt;");
-        break;
-      case '"':
-        out->append("&quot;");
-        break;
-      case '\'':
-        out->append("&#x27;");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
-}
 
 // Byte length of the code point at s[pos] (1 for a byte that is not UTF-8).
 size_t CodePointLength(std::string_view s, size_t pos) {
@@ -384,8 +360,10 @@ std::string PureTableToHtml(std::string_view content) {
 
 std::string ProcessTableContent(
     std::string_view content,
-    const std::vector<std::pair<std::string, std::string>>& token_to_data_uri, bool wrap_formulas) {
+    const std::vector<std::pair<std::string, std::string>>& token_to_data_uri, bool wrap_formulas,
+    std::string* conversion_error) {
   Result<std::string> converted = TableContentToHtml(content);
+  if (!converted && conversion_error != nullptr) *conversion_error = converted.error().ToString();
   std::string html = converted ? std::move(*converted) : std::string(content);
   html = ReplaceTableImageTokens(html, token_to_data_uri);
   return wrap_formulas ? WrapTableFormulas(html) : html;

@@ -68,9 +68,11 @@ std::string PureTableToHtml(std::string_view content);
 
 // The client's steps for a `table` block with content (simple_process): TableContentToHtml()
 // (on failure the raw content goes on), ReplaceTableImageTokens(), then WrapTableFormulas() when
-// `wrap_formulas` (MinerU enables it).
+// `wrap_formulas` (MinerU enables it). A failed conversion's error goes to *conversion_error (may
+// be null).
 std::string ProcessTableContent(
     std::string_view content,
-    const std::vector<std::pair<std::string, std::string>>& token_to_data_uri, bool wrap_formulas);
+    const std::vector<std::pair<std::string, std::string>>& token_to_data_uri, bool wrap_formulas,
+    std::string* conversion_error = nullptr);
 
 }  // namespace mineru::pipeline
