@@ -55,8 +55,8 @@ std::string SerializeDocumentOutputs(const DocumentOutputs& o) {
   out.reserve(o.ByteSize() + 64 + 16 * o.images.size());
   out.append(kMagic);
   for (int i = 0; i < 4; ++i) out += static_cast<char>((kDocumentCodecVersion >> (8 * i)) & 0xFF);
-  for (const std::string* s :
-       {&o.name, &o.markdown, &o.middle_json, &o.model_json, &o.content_list, &o.report}) {
+  for (const std::string* s : {&o.name, &o.markdown, &o.middle_json, &o.model_json, &o.content_list,
+                               &o.report, &o.content_list_v2, &o.layout_pdf}) {
     PutString(out, *s);
   }
   PutU64(out, o.images.size());
@@ -85,6 +85,8 @@ Result<DocumentOutputs> ParseDocumentOutputs(std::string_view bytes) {
   MINERU_ASSIGN_OR_RETURN(o.model_json, in.String("model_json"));
   MINERU_ASSIGN_OR_RETURN(o.content_list, in.String("content_list"));
   MINERU_ASSIGN_OR_RETURN(o.report, in.String("report"));
+  MINERU_ASSIGN_OR_RETURN(o.content_list_v2, in.String("content_list_v2"));
+  MINERU_ASSIGN_OR_RETURN(o.layout_pdf, in.String("layout_pdf"));
   if (!o.name.empty() && !IsPlainFileName(o.name)) {
     return Fail(ErrorCode::kCorrupt, "cached document: bad name");
   }

@@ -17,7 +17,7 @@ bool IsPlainFileName(std::string_view name) {
 
 uint64_t DocumentOutputs::ByteSize() const {
   uint64_t n = name.size() + markdown.size() + middle_json.size() + model_json.size() +
-               content_list.size() + report.size();
+               content_list.size() + report.size() + content_list_v2.size() + layout_pdf.size();
   for (const auto& [file, bytes] : images) n += file.size() + bytes.size();
   return n;
 }
@@ -51,6 +51,11 @@ Result<DocumentOutputs> ReadDocumentOutputs(const std::string& dir, const std::s
       ReadInto(base / (name + "_content_list.json"), &budget, &out.content_list));
   MINERU_RETURN_IF_ERROR(ReadInto(base / (name + "_report.json"), &budget, &out.report));
   std::error_code ec;
+  for (const auto& [suffix, field] : {std::pair{"_content_list_v2.json", &out.content_list_v2},
+                                      std::pair{"_layout.pdf", &out.layout_pdf}}) {
+    const fs::path path = base / (name + suffix);
+    if (fs::is_regular_file(path, ec)) MINERU_RETURN_IF_ERROR(ReadInto(path, &budget, field));
+  }
   const fs::path images = base / "images";
   if (fs::is_directory(images, ec)) {
     for (const fs::directory_entry& entry : fs::directory_iterator(images, ec)) {
@@ -76,6 +81,12 @@ Status WriteDocumentOutputs(const DocumentOutputs& outputs, const std::string& d
   MINERU_RETURN_IF_ERROR(Write(base / (n + "_model.json"), outputs.model_json));
   MINERU_RETURN_IF_ERROR(Write(base / (n + "_content_list.json"), outputs.content_list));
   MINERU_RETURN_IF_ERROR(Write(base / (n + "_report.json"), outputs.report));
+  if (!outputs.content_list_v2.empty()) {
+    MINERU_RETURN_IF_ERROR(Write(base / (n + "_content_list_v2.json"), outputs.content_list_v2));
+  }
+  if (!outputs.layout_pdf.empty()) {
+    MINERU_RETURN_IF_ERROR(Write(base / (n + "_layout.pdf"), outputs.layout_pdf));
+  }
   for (const auto& [file, bytes] : outputs.images) {
     MINERU_RETURN_IF_ERROR(Write(base / "images" / file, bytes));
   }

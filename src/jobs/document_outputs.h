@@ -20,6 +20,10 @@ struct DocumentOutputs {
   std::string model_json;    // <name>_model.json
   std::string content_list;  // <name>_content_list.json
   std::string report;        // <name>_report.json
+  // Files a document may lack (outputs of earlier releases, a layout PDF that could not be
+  // drawn): empty when absent, and then not written back.
+  std::string content_list_v2;  // <name>_content_list_v2.json
+  std::string layout_pdf;       // <name>_layout.pdf
   // images/<file name> -> JPEG bytes, sorted by name.
   std::vector<std::pair<std::string, std::string>> images;
 
@@ -36,8 +40,9 @@ bool IsPlainFileName(std::string_view name);
 // rather than a memory spike.
 inline constexpr uint64_t kDefaultMaxOutputBytes = 1ull << 30;
 
-// Reads <dir>/<name>.md, _middle.json, _model.json, _content_list.json, _report.json and
-// images/*.jpg (as pipeline::ParseDocument writes them into <output>/<name>/vlm).
+// Reads <dir>/<name>.md, _middle.json, _model.json, _content_list.json, _report.json, when they
+// exist _content_list_v2.json and _layout.pdf, and every file of images/ (as
+// pipeline::ParseDocument writes them into <output>/<name>/vlm).
 Result<DocumentOutputs> ReadDocumentOutputs(const std::string& dir, const std::string& name,
                                             uint64_t max_bytes = kDefaultMaxOutputBytes);
 

@@ -24,10 +24,10 @@ HttpResponse JsonResponse(int status, const Json& json) {
 }
 
 // Output images and previews: immutable for the task's life, so the browser may keep them.
-HttpResponse JpegResponse(std::string bytes) {
+HttpResponse ImageResponse(std::string bytes, std::string_view mime = "image/jpeg") {
   HttpResponse r;
   r.body = std::move(bytes);
-  r.headers["Content-Type"] = "image/jpeg";
+  r.headers["Content-Type"] = std::string(mime);
   r.headers["Cache-Control"] = "private, max-age=3600";
   return r;
 }
@@ -120,7 +120,7 @@ class DocumentApi {
     const std::string name = request.Param("name");
     const std::optional<size_t> doc = Index(request.Param("doc"));
     if (!doc) return ApiError(404, "the document is a 0-based number", "not_found_error");
-    // Output images are named <sha256>.jpg: anything else (a path, a hidden file) is not one.
+    // Output images are named <sha256>.<ext>: anything else (a path, a hidden file) is not one.
     if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos ||
         name.find('\\') != std::string::npos) {
       return ApiError(404, fmt::format("no image '{}'", name), "not_found_error");
@@ -128,7 +128,7 @@ class DocumentApi {
     if (!tasks_.Get(id)) return UnknownTask(id);
     auto bytes = tasks_.OutputImage(id, *doc, name);
     if (!bytes) return ApiErrorFor(bytes.error());
-    return JpegResponse(std::move(*bytes));
+    return ImageResponse(std::move(*bytes), OutputImageMime(name));
   }
 
   HttpResponse Page(const HttpRequest& request) {
@@ -142,7 +142,7 @@ class DocumentApi {
     if (!input) return ApiErrorFor(input.error());
     auto jpeg = RenderPreview(*input, static_cast<int>(*page), options_.render);
     if (!jpeg) return ApiErrorFor(jpeg.error());
-    return JpegResponse(std::move(*jpeg));
+    return ImageResponse(std::move(*jpeg));
   }
 
   HttpResponse Delete(const HttpRequest& request) {

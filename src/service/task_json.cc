@@ -111,6 +111,7 @@ Json ResultJson(const std::string& task_id, const std::vector<jobs::DocumentOutp
                          {"model_json", Parsed(d.model_json)},
                          {"report", Parsed(d.report)},
                          {"images", std::move(images)}});
+    if (!d.content_list_v2.empty()) documents.back()["content_list_v2"] = Parsed(d.content_list_v2);
   }
   return Json{{"task_id", task_id}, {"documents", std::move(documents)}};
 }
@@ -127,7 +128,7 @@ Json MineruResultJson(const std::vector<jobs::DocumentOutputs>& docs, const Retu
     if (returns.images) {
       Json images = Json::object();
       for (const auto& [name, bytes] : d.images) {
-        images[name] = image::MakeDataUrl("image/jpeg", Bytes(bytes));
+        images[name] = image::MakeDataUrl(OutputImageMime(name), Bytes(bytes));
       }
       r["images"] = std::move(images);
     }
@@ -136,9 +137,19 @@ Json MineruResultJson(const std::vector<jobs::DocumentOutputs>& docs, const Retu
   return Json{{"backend", backend}, {"version", ServiceVersion()}, {"results", std::move(results)}};
 }
 
+std::string_view OutputImageMime(std::string_view name) {
+  if (name.ends_with(".jpg") || name.ends_with(".jpeg")) return "image/jpeg";
+  if (name.ends_with(".png")) return "image/png";
+  if (name.ends_with(".gif")) return "image/gif";
+  if (name.ends_with(".bmp")) return "image/bmp";
+  if (name.ends_with(".webp")) return "image/webp";
+  return "application/octet-stream";
+}
+
 ReturnOptions AllOutputs() {
   ReturnOptions all;
   all.md = all.middle_json = all.model_output = all.content_list = all.images = true;
+  all.content_list_v2 = all.layout_pdf = true;
   return all;
 }
 
@@ -152,6 +163,12 @@ Result<std::string> OutputsZip(const std::vector<jobs::DocumentOutputs>& docs,
     if (returns.model_output) MINERU_RETURN_IF_ERROR(zip.Add(base + "_model.json", d.model_json));
     if (returns.content_list) {
       MINERU_RETURN_IF_ERROR(zip.Add(base + "_content_list.json", d.content_list));
+    }
+    if (returns.content_list_v2 && !d.content_list_v2.empty()) {
+      MINERU_RETURN_IF_ERROR(zip.Add(base + "_content_list_v2.json", d.content_list_v2));
+    }
+    if (returns.layout_pdf && !d.layout_pdf.empty()) {
+      MINERU_RETURN_IF_ERROR(zip.Add(base + "_layout.pdf", d.layout_pdf));
     }
     if (returns.images) {
       for (const auto& [name, bytes] : d.images) {

@@ -48,6 +48,10 @@ Result<std::string> OutputsZip(const std::vector<jobs::DocumentOutputs>& docs,
                                const ReturnOptions& returns, std::span<const ZipEntry> extra = {});
 ReturnOptions AllOutputs();
 
+// The MIME type of an output image by its name's extension (.jpg, .png, .gif, .bmp, .webp: the
+// types the pipeline writes); anything else "application/octet-stream".
+std::string_view OutputImageMime(std::string_view name);
+
 // The version reported by MinerU-compatible answers.
 std::string_view ServiceVersion();
 

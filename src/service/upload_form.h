@@ -23,6 +23,9 @@ struct ReturnOptions {
   bool model_output = false;
   bool content_list = false;
   bool images = false;
+  // Ours, for the full ZIP (AllOutputs): files MinerU's form has no flag for.
+  bool content_list_v2 = false;
+  bool layout_pdf = false;
   bool zip = false;            // response_format_zip
   bool original_file = false;  // return_original_file; only ever set together with zip
 };
