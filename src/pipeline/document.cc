@@ -398,6 +398,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       merge_options.max_new_tokens = options.extract.max_new_tokens;
       merge_options.cache = options.extract.cache;
       merge_options.attempts = options.extract.block_attempts;
+      merge_options.request_timeout = options.extract.request_timeout;
+      merge_options.cancel = options.cancel ? options.cancel : options.extract.cancel;
       const CrossPageTableStats merge =
           DetectCrossPageTables(generator, client_pages, pdf_info, merge_options, &result.warnings);
       result.requests += merge.requests;
@@ -405,6 +407,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       result.generated_tokens += merge.generated_tokens;
       result.table_merge_requests = merge.candidates;
       result.table_merges = merge.merged;
+      if (cancelled()) return Fail(ErrorCode::kCancelled, "{}: parse cancelled", input_path);
     }
     for (const std::vector<ContentBlock>& blocks : client_pages) {
       model.push_back(ModelJsonPage(blocks));

@@ -5,6 +5,7 @@
 
 #include "engine/sampling.h"
 #include "pipeline/cross_page_tables.h"
+#include "pipeline/page_extractor.h"
 #include "pipeline/para_merge.h"
 #include "pipeline/table_merge.h"
 
@@ -23,7 +24,12 @@ engine::Request MergeRequest(const std::string& prompt, const CrossPageTableOpti
   request.messages = {{"user", {text::ChatPart::Text(prompt)}}};
   request.sampling = engine::MineruDefaultSampling();
   request.max_new_tokens = options.max_new_tokens;
+  if (options.request_timeout) request.deadline = engine::Clock::now() + *options.request_timeout;
   return request;
+}
+
+bool Cancelled(const CrossPageTableOptions& options) {
+  return options.cancel && options.cancel->load(std::memory_order_relaxed);
 }
 
 // The middle.json table group of page `page` made from client block `block`.
@@ -78,7 +84,7 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
     pending.push_back(std::move(p));
   }
   const int attempts = std::max(1, options.attempts);
-  for (int attempt = 0; attempt < attempts; ++attempt) {
+  for (int attempt = 0; attempt < attempts && !Cancelled(options); ++attempt) {
     for (Pending& p : pending) {
       if (p.answer) continue;
       ++stats.requests;
@@ -92,7 +98,7 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
     }
     for (Pending& p : pending) {
       if (p.answer || !p.handle) continue;
-      engine::GenerationResult result = p.handle->Wait();
+      engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options.cancel);
       p.handle.reset();
       stats.generated_tokens += result.usage.completion_tokens;
       if (result.finish_reason == engine::FinishReason::kStop ||
@@ -105,6 +111,7 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
       }
     }
   }
+  if (Cancelled(options)) return stats;
   for (Pending& p : pending) {
     const TableMergeCandidate& c = *p.candidate;
     if (!p.answer) {

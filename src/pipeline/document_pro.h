@@ -10,7 +10,10 @@
 //      preproc_blocks, the truncated-paragraph merge, then the cross-page table merge.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,8 +27,13 @@ namespace mineru::pipeline {
 
 struct CrossPageTableOptions {
   std::optional<int64_t> max_new_tokens;
+  // Longest one request may take (its engine deadline); unset: no limit.
+  std::optional<std::chrono::milliseconds> request_timeout;
   RequestCache* cache = nullptr;
   int attempts = 2;
+  // When set and true, requests in flight are cancelled (within kCancelPollInterval), none are
+  // retried, and no cell_merge is applied.
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
 struct CrossPageTableStats {
@@ -38,7 +46,7 @@ struct CrossPageTableStats {
 
 // Step 1. `pages[i]` are page i's post-processed client blocks and `pdf_info[i]` its middle.json
 // page (preproc_blocks, group `index` = the block's position); both are updated in place. Failed
-// requests leave their pair alone with a warning.
+// requests leave their pair alone with a warning; a cancelled run changes nothing.
 CrossPageTableStats DetectCrossPageTables(Generator& generator,
                                           std::vector<std::vector<ContentBlock>>& pages,
                                           Json& pdf_info, const CrossPageTableOptions& options,

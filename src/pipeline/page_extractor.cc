@@ -56,23 +56,6 @@ bool Cancelled(const ExtractOptions& options) {
   return options.cancel && options.cancel->load(std::memory_order_relaxed);
 }
 
-// Handle::Wait that cancels the request when the page is cancelled (the engine then ends it at
-// its next step, so this returns within kCancelPollInterval plus one engine iteration).
-engine::GenerationResult WaitUnlessCancelled(engine::RequestHandle& handle,
-                                             const ExtractOptions& options) {
-  if (!options.cancel) return handle.Wait();
-  bool cancel_sent = false;
-  while (true) {
-    if (std::optional<engine::GenerationResult> r = handle.WaitFor(kCancelPollInterval)) {
-      return std::move(*r);
-    }
-    if (!cancel_sent && Cancelled(options)) {
-      handle.Cancel();
-      cancel_sent = true;
-    }
-  }
-}
-
 // Step 2 of the 2509 client (block_requests.h): every recognised type, its upright crop.
 std::vector<BlockRequest> Prepare2509Requests(const image::RgbImage& page,
                                               const std::vector<ContentBlock>& blocks,
@@ -132,7 +115,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       last_error = handle.error().ToString();
       continue;
     }
-    engine::GenerationResult result = WaitUnlessCancelled(*handle, options);
+    engine::GenerationResult result = WaitUnlessCancelled(*handle, options.cancel);
     out.generated_tokens += result.usage.completion_tokens;
     AddRequestTimings(result, out.timings);
     if (Usable(result)) {
@@ -203,7 +186,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     for (Pending& p : pending) {
       if (blocks[p.request.block].content) continue;
       if (p.handle) {
-        engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options);
+        engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options.cancel);
         out.generated_tokens += result.usage.completion_tokens;
         AddRequestTimings(result, out.timings);
         if (Usable(result)) {
@@ -235,6 +218,21 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
                    : PostProcess(std::move(blocks), options.post_process, &out.warnings);
   out.timings.post_process = Since(post_start);
   return out;
+}
+
+engine::GenerationResult WaitUnlessCancelled(
+    engine::RequestHandle& handle, const std::shared_ptr<const std::atomic<bool>>& cancel) {
+  if (!cancel) return handle.Wait();
+  bool cancel_sent = false;
+  while (true) {
+    if (std::optional<engine::GenerationResult> r = handle.WaitFor(kCancelPollInterval)) {
+      return std::move(*r);
+    }
+    if (!cancel_sent && cancel->load(std::memory_order_relaxed)) {
+      handle.Cancel();
+      cancel_sent = true;
+    }
+  }
 }
 
 }  // namespace mineru::pipeline

@@ -88,6 +88,11 @@ struct PageExtraction {
   ExtractTimings timings;
 };
 
+// Handle::Wait that cancels the request once *cancel turns true (the engine then ends it at its
+// next step, so this returns within kCancelPollInterval plus one engine iteration).
+engine::GenerationResult WaitUnlessCancelled(
+    engine::RequestHandle& handle, const std::shared_ptr<const std::atomic<bool>>& cancel);
+
 Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& page,
                                    const ExtractOptions& options, ThreadPool* pool = nullptr);
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "../support/scratch.h"
 #include "../support/subprocess.h"
@@ -244,6 +245,64 @@ TEST_F(ScriptedProDocumentTest, EveryReferencedImageExistsAndEveryFileValidates)
       {"/usr/bin/python3", std::string(MINERU_SOURCE_DIR) + "/tools/validate-outputs.py",
        run_->out});
   EXPECT_EQ(validated.exit_code, 0) << testing_support::Describe(validated);
+}
+
+// The script's answers, except the text-only merge request, which never answers on its own: it
+// ends (kCancelled) once cancelled, as the engine would end it.
+class HangingMergeGenerator final : public Generator {
+ public:
+  ~HangingMergeGenerator() {
+    stop_ = true;
+    if (watcher_.joinable()) watcher_.join();
+  }
+  Result<engine::RequestHandle> Submit(engine::Request request) override {
+    const bool merge = request.images.empty();
+    if (!merge) return scripted_.Submit(std::move(request));
+    auto state = std::make_shared<engine::RequestState>(nullptr);
+    merge_submitted_ = true;
+    watcher_ = std::thread([this, state] {
+      while (!state->cancel_requested() && !stop_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      merge_cancelled_ = state->cancel_requested();
+      engine::GenerationResult result;
+      result.finish_reason = engine::FinishReason::kCancelled;
+      state->Finish(std::move(result));
+    });
+    return engine::RequestHandle(state);
+  }
+  std::atomic<bool> merge_submitted_{false}, merge_cancelled_{false};
+
+ private:
+  ProDocumentScript script_;
+  testing::ScriptedGenerator scripted_{
+      [this](const testing::ScriptedCall& c) { return script_(c); }};
+  std::thread watcher_;
+  std::atomic<bool> stop_{false};
+};
+
+TEST(ScriptedProCancelTest, CancellingDuringTheCrossPageRequestEndsTheParse) {
+  const std::string input = std::string(MINERU_TEST_DATA_DIR) + "/corpus/mineru_demo2.pdf";
+  const std::string root = testing_support::TestDir();
+  DocumentOptions options;
+  options.render.helper_path = MINERU_PDF_RENDER_BUILD_PATH;
+  options.start_page = 0;
+  options.end_page = 1;
+  options.pages_in_flight = 1;
+  options.extract.profile = Profile::kPro;
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  options.cancel = cancel;
+  HangingMergeGenerator generator;
+  std::thread canceller([&] {
+    while (!generator.merge_submitted_) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    cancel->store(true);
+  });
+  auto result = ParseDocument(generator, input, root, options);  // returns: the request ended
+  canceller.join();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code, ErrorCode::kCancelled);
+  EXPECT_TRUE(generator.merge_cancelled_);
+  EXPECT_FALSE(fs::exists(root + "/mineru_demo2/vlm/mineru_demo2.md"));  // nothing written
 }
 
 }  // namespace
