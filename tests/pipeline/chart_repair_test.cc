@@ -21,12 +21,6 @@ std::string Repeat(std::string_view unit, size_t bytes) {
   return s;
 }
 
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 TEST(ChartRepairTest, Tv23RepeatedFragmentRowDropped) {
   const std::string in =
       "| a | b |\n| --- | --- |\n| x | alpha; alpha; alpha; alpha; alpha; alpha; alpha; alpha; "
@@ -170,6 +164,8 @@ TEST(ChartRepairTest, CandidateChoice) {
 }
 
 TEST(ChartRepairTest, HostileInputIsLinear) {
+  // Tests never assert on time: a scan quadratic in its input would not finish these inputs
+  // within the test timeout.
   const size_t kMiB = size_t{1} << 20;
   const std::vector<std::string> inputs = {
       Repeat("|", kMiB),           Repeat("| a | b |\n", kMiB),
@@ -179,9 +175,7 @@ TEST(ChartRepairTest, HostileInputIsLinear) {
       Repeat("中", kMiB),          Repeat("| t | " + Repeat("ab::", 40) + " |\n", kMiB),
   };
   for (const std::string& in : inputs) {
-    const double start = ThreadCpuSeconds();
     const std::string out = RepairChartRepetition(in);
-    EXPECT_LT(ThreadCpuSeconds() - start, 1.0) << in.substr(0, 20);
     EXPECT_LE(out.size(), 2 * in.size() + 16);
   }
 }

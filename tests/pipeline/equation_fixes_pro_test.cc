@@ -15,12 +15,6 @@
 namespace mineru::pipeline {
 namespace {
 
-double SecondsFor(const auto& f) {
-  auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::string Repeat(std::string_view piece, size_t times) {
   std::string out;
   out.reserve(piece.size() * times);
@@ -165,13 +159,14 @@ TEST(FixEquationProTest, MegabyteFormulasTakeLinearTime) {
   const std::string fixed_braces = braces.substr((1 << 19) - 1);
   std::string fixed_lefts;
   std::string fixed_cells;
-  double seconds = SecondsFor([&] {
+  // No bound on time here (tests never assert on time): a scan that is quadratic in its input
+  // would not finish these inputs within the test timeout.
+  [&] {
     fixed_lefts = FixEquationPro(lefts);
     fixed_cells = FixEquationPro(cells);
     EXPECT_EQ(FixLeftRightGuarded(deep), deep);
     EXPECT_EQ(FixEquationPro(braces), fixed_braces);
-  });
-  EXPECT_LT(seconds, 10.0);
+  }();
   // Every \left( closed; the whitespace between the pieces goes.
   EXPECT_EQ(fixed_lefts, Repeat("\\left( \\right.", 150000));
   EXPECT_EQ(fixed_cells,

@@ -30,12 +30,6 @@ std::string Repeat(std::string_view unit, size_t bytes) {
   return s;
 }
 
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 std::string Answer(std::string_view class_name, std::string_view sub_class,
                    std::string_view caption, std::string_view content) {
   std::string s;
@@ -187,13 +181,13 @@ TEST(HasMalformedMarkdownTableTest, Rules) {
 }
 
 TEST(HasMalformedMarkdownTableTest, SeparatorColumnIsLinear) {
+  // Tests never assert on time: a scan quadratic in its input would not finish these inputs
+  // within the test timeout.
   // Every separator line is a header for the next; the data-row scan must not restart per line.
   for (const std::string& in :
        {"| a | b |\n" + Repeat("| --- | --- |\n", size_t{1} << 20),
         "| a | b |\n" + Repeat("| --- | --- |\n", size_t{1} << 20) + "| 1 | 2 | 3 |"}) {
-    const double start = ThreadCpuSeconds();
     const bool malformed = HasMalformedMarkdownTable(in);
-    EXPECT_LT(ThreadCpuSeconds() - start, 1.0);
     EXPECT_EQ(malformed, in.back() == '|');
   }
 }
@@ -207,17 +201,13 @@ TEST(ImageAnalysisTest, HostileAnswersAreLinear) {
   };
   for (std::string_view class_name : {"chart", "flowchart", "natural_image"}) {
     for (const std::string& content : contents) {
-      const double start = ThreadCpuSeconds();
       const ImageAnalysis result = ParseImageAnalysis(Answer(class_name, "", "", content));
-      EXPECT_LT(ThreadCpuSeconds() - start, 1.0) << class_name << " " << content.substr(0, 12);
       EXPECT_EQ(result.class_name, class_name);
     }
   }
   // A runaway answer without any end tag.
-  const double start = ThreadCpuSeconds();
   const ImageAnalysis truncated = ParseImageAnalysis(
       "<|class_start|>chart<|class_end|><|content_start|>" + Repeat("| 1 | 2 |\n", kMiB));
-  EXPECT_LT(ThreadCpuSeconds() - start, 1.0);
   EXPECT_EQ(truncated.class_name, "chart");
 }
 

@@ -308,11 +308,9 @@ TEST(MagicModelProHostileTest, LongContentIsLinear) {
   for (int i = 0; i < 50000; ++i) content += "\\[ b ";
   content += "\n";
   for (int i = 0; i < 50000; ++i) content += "\\]";
-  const auto start = std::chrono::steady_clock::now();
+  // No bound on time here (tests never assert on time): a scan that is quadratic in its input
+  // would not finish these inputs within the test timeout.
   const Json page = Convert({Blk(kText, {0, 0, 500, 500}, content)});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 10.0);
   // No formula closes on its line: the text stays whole (as one text span, nothing blank).
   const Json& spans = page["preproc_blocks"][0]["lines"][0]["spans"];
   ASSERT_EQ(spans.size(), 1u);

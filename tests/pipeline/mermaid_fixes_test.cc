@@ -28,12 +28,6 @@ std::string Repeat(std::string_view unit, size_t bytes) {
   return s;
 }
 
-double ThreadCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Strict extraction.
 
@@ -317,6 +311,8 @@ TEST(MermaidNormalizeFlowchartTest, RepetitionEmptiesOtherwiseFixes) {
 }
 
 TEST(MermaidHostileInputTest, LinearTime) {
+  // Tests never assert on time: a scan quadratic in its input would not finish these inputs
+  // within the test timeout.
   const size_t kMiB = size_t{1} << 20;
   std::string endpoints;
   for (int i = 0; endpoints.size() < kMiB; ++i) {
@@ -333,14 +329,12 @@ TEST(MermaidHostileInputTest, LinearTime) {
       endpoints,
   };
   for (const std::string& in : inputs) {
-    const double start = ThreadCpuSeconds();
     const Issues issues = DetectMermaidRepetition(in);
     const std::string legal = LegalizeMermaidNodeIds(in);
     const std::string edges = RemoveInvalidMermaidEdgeLines(in);
     const std::string subgraphs = FixMermaidSubgraphIds(in);
     const std::string strict = ExtractMermaidStrict(in);
     const std::string flowchart = NormalizeFlowchart(in);
-    EXPECT_LT(ThreadCpuSeconds() - start, 1.0) << in.substr(0, 20);
     EXPECT_LE(edges.size(), in.size());
     EXPECT_LE(strict.size(), 8 * in.size() + 16);
   }

@@ -222,16 +222,15 @@ TEST(TableHtmlTest, MegabyteInputsTakeLinearTime) {
   const std::string spaces = "[" + std::string(1 << 20, ' ') + "x";
   const std::string formulas = "<eq>" + Repeat("\\(", 1 << 19);
   const std::string rows = "| a | b |\n| --- | --- |\n" + Repeat("| 1 | 2 |\n", 1 << 17);
-  auto start = std::chrono::steady_clock::now();
+  // No bound on time here (tests never assert on time): a scan that is quadratic in its input
+  // would not finish these inputs within the test timeout.
   EXPECT_EQ(ReplaceTableImageTokens(brackets, {{"[ X]", "U"}, {"[AB]", "V"}}), brackets);
   EXPECT_EQ(ReplaceTableImageTokens(spaces, {{"[ ]", "U"}}), spaces);  // inner " "
   EXPECT_EQ(WrapTableFormulas(formulas), formulas);
   std::optional<std::string> html = MarkdownTableToHtml(rows);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(html.has_value());
   EXPECT_EQ(html->size(), std::string("<table><tr><th>a</th><th>b</th></tr></table>").size() +
                               (1 << 17) * std::string("<tr><td>1</td><td>2</td></tr>").size());
-  EXPECT_LT(seconds, 5.0);
 }
 
 }  // namespace

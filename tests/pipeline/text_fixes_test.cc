@@ -13,12 +13,6 @@
 namespace mineru::pipeline {
 namespace {
 
-double SecondsFor(const auto& f) {
-  auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::string Repeat(std::string_view piece, size_t times) {
   std::string out;
   out.reserve(piece.size() * times);
@@ -167,14 +161,15 @@ TEST(TextFixesTest, MegabyteInputsTakeLinearTime) {
   const std::string formulas = Repeat("\\(\\toB ___ c\\) \\[1\u20132\\] ", 1 << 15);
   const std::string underscores = "\\(" + std::string(1 << 20, '_') + "\\)";
   std::string fixed;
-  double seconds = SecondsFor([&] {
+  // No bound on time here (tests never assert on time): a scan that is quadratic in its input
+  // would not finish these inputs within the test timeout.
+  [&] {
     EXPECT_EQ(FixTextBlock(unterminated), unterminated);
     EXPECT_EQ(FixTextBlock(openers), openers);
     fixed = FixTextBlock(formulas);
     EXPECT_EQ(FixTextBlock(underscores), std::string(1 << 20, '_'));
-  });
+  }();
   EXPECT_EQ(fixed, Repeat("\\(\\to B \\) ___ \\( c\\) \\[1\u20132\\] ", 1 << 15));
-  EXPECT_LT(seconds, 5.0);
 }
 
 }  // namespace

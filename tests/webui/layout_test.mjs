@@ -259,15 +259,15 @@ test('hostile or malformed middle_json never throws and draws only what it can p
     .map((p) => p.map(boxLabel)), [['unknown']]);
 });
 
+// Tests never assert on time: a quadratic walk would not finish these inputs within the test's
+// timeout.
 test('a huge page is drawn in linear time', () => {
   const n = 50000;
   const para = Array.from({ length: n }, (_, i) => ({ type: 'text', bbox: [0, i % 100, 10, 100],
     lines: [{ spans: [{ type: 'text', content: 'x'.repeat(1000) }] }] }));
-  const started = Date.now();
   const boxes = middleBoxes({ page_size: [100, 100], para_blocks: para });
   assert.equal(boxes.length, n);
   assert.equal(boxes[0].text.length, 200);
-  assert.ok(Date.now() - started < 5000);
   assert.equal(blockText({ lines: 'x' }), '');
 });
 
@@ -305,11 +305,9 @@ test('the Markdown tokenizer still matches formulas exactly as before', () => {
 });
 
 test('scanning many dollars is linear', () => {
-  const started = Date.now();
   assert.equal(splitInlineMath('$ '.repeat(200000)).length, 1);
   assert.equal(splitInlineMath('\\'.repeat(200000) + '$x$').length, 2);
   assert.equal(splitInlineMath('$a$'.repeat(50000)).length, 50000);
-  assert.ok(Date.now() - started < 5000);
 });
 
 // ---- The header's model and profile (api.js) ----------------------------------------------
