@@ -6,7 +6,6 @@
 // rule for *-http-client backends and server_url, a failed task's 409, /tasks/{id}/result's
 // 202 and 409 bodies, and /health's fields.
 #include <gtest/gtest.h>
-#include <zip.h>
 
 #include <map>
 #include <string>
@@ -19,6 +18,7 @@
 #include "../support/scratch.h"
 #include "base/json.h"
 #include "service/mineru_api.h"
+#include "unzip.h"
 
 namespace mineru::service {
 namespace {
@@ -54,27 +54,7 @@ void ExpectDetail(const std::optional<HttpReply>& r, int status, std::string_vie
   EXPECT_EQ(json.value("error", ""), detail) << r->body;
 }
 
-std::map<std::string, std::string> Unzip(const std::string& bytes) {
-  std::map<std::string, std::string> out;
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-  zip_t* archive = source ? zip_open_from_source(source, ZIP_RDONLY, &error) : nullptr;
-  EXPECT_NE(archive, nullptr) << zip_error_strerror(&error);
-  if (!archive) return out;
-  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
-    zip_stat_t st;
-    zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st);
-    std::string data(st.size, '\0');
-    zip_file_t* f = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
-    zip_fread(f, data.data(), st.size);
-    zip_fclose(f);
-    out[st.name] = data;
-  }
-  zip_discard(archive);
-  zip_error_fini(&error);
-  return out;
-}
+using testing::Unzip;
 
 class Mineru3ApiTest : public ::testing::Test {
  protected:

@@ -4,7 +4,6 @@
 // multipart and raw bodies, polling, progress events, results as JSON, ZIP, images and page
 // previews, deletion, a disconnecting /file_parse client, a full queue, and every error answer.
 #include <gtest/gtest.h>
-#include <zip.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -21,6 +20,7 @@
 #include "pipeline/block_requests.h"
 #include "service/document_api.h"
 #include "service/mineru_api.h"
+#include "unzip.h"
 
 namespace mineru::service {
 namespace {
@@ -67,28 +67,7 @@ void ExpectMineruError(const std::optional<HttpReply>& r, int status, std::strin
   EXPECT_NE(json["error"].get<std::string>().find(says), std::string::npos) << r->body;
 }
 
-// Names and bytes of the entries of a ZIP held in memory.
-std::map<std::string, std::string> Unzip(const std::string& bytes) {
-  std::map<std::string, std::string> out;
-  zip_error_t error;
-  zip_error_init(&error);
-  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-  zip_t* archive = source ? zip_open_from_source(source, ZIP_RDONLY, &error) : nullptr;
-  EXPECT_NE(archive, nullptr) << zip_error_strerror(&error);
-  if (!archive) return out;
-  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
-    zip_stat_t st;
-    zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &st);
-    std::string data(st.size, '\0');
-    zip_file_t* f = zip_fopen_index(archive, static_cast<zip_uint64_t>(i), 0);
-    zip_fread(f, data.data(), st.size);
-    zip_fclose(f);
-    out[st.name] = data;
-  }
-  zip_discard(archive);
-  zip_error_fini(&error);
-  return out;
-}
+using testing::Unzip;
 
 class TaskApiTest : public ::testing::Test {
  protected:
