@@ -72,6 +72,8 @@ void ExpectOpenAiError(const std::optional<Response>& r, int status, std::string
   EXPECT_TRUE(e["type"].is_string()) << what;
   EXPECT_TRUE(e.contains("param")) << what;
   EXPECT_TRUE(e.contains("code")) << what;
+  // A stable string per kind of error (docs/API.md, "Errors"); it was null for most.
+  EXPECT_TRUE(e.contains("code") && e["code"].is_string()) << what << ": " << r->body;
 }
 
 class OpenAiApiTest : public ::testing::Test {
