@@ -106,7 +106,7 @@ TEST(ApiErrorTest, ServerPathsAreCutToTheirLastComponent) {
       {"/srv/models/MinerU2.5/model.safetensors: header too large",
        "model.safetensors: header too large"},
       {"cannot create ['/tmp/mineru-cpp-1/out/'] (denied)", "cannot create ['out'] (denied)"},
-      {"filesystem error: cannot create directories: No space left [/data/work/x]",
+      {"filesystem error: cannot create directories: No space left [/srv/mineru/x]",
        "filesystem error: cannot create directories: No space left [x]"},
       {"--model=/home/me/ckpt/dir failed", "--model=dir failed"},
       {"(/a/b) and \"/c/d/e.png\"", "(b) and \"e.png\""},
@@ -118,7 +118,8 @@ TEST(ApiErrorTest, ServerPathsAreCutToTheirLastComponent) {
       {"", ""}};
   for (const auto& [in, out] : cases) EXPECT_EQ(WithoutServerPaths(in), out) << in;
   // The message of every body goes through it.
-  const Json e = ErrorOf(ApiErrorFor(Error{ErrorCode::kIo, "/work/tasks/1/input: cannot create"}));
+  const Json e =
+      ErrorOf(ApiErrorFor(Error{ErrorCode::kIo, "/srv/mineru/tasks/1/input: cannot create"}));
   EXPECT_EQ(e["message"], "input: cannot create");
   const Json body = Json::parse(ApiErrorBody("/a/b/c.pdf: bad", "server_error"), nullptr, false);
   EXPECT_EQ(body["error"]["message"], "c.pdf: bad");
