@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "base/json.h"
-#include "service/api_error.h"
 
 namespace mineru::service {
 namespace internal {
@@ -16,13 +15,10 @@ char LowerAscii(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 
 bool HasCrLf(std::string_view s) { return s.find_first_of("\r\n") != std::string_view::npos; }
 
 std::string ErrorJson(int status, std::string_view message, std::string_view type) {
-  // The API error shape (service/api_error.h) with its code (ErrorCodeFor).
-  return DumpJson(Json{{"object", "error"},
-                       {"error",
-                        {{"message", message},
-                         {"type", type},
-                         {"param", nullptr},
-                         {"code", ErrorCodeFor(status, type)}}}});
+  // The API error shape (service/api_error.h) with the status as the code.
+  return DumpJson(Json{
+      {"object", "error"},
+      {"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}});
 }
 
 std::vector<std::string_view> SplitPath(std::string_view path) {
