@@ -36,7 +36,7 @@ std::string_view DefaultErrorCode(int status);
 
 // The code of an answer with `status` and `type` that names none: the type itself when it is
 // specific (it does not end in "_error": "task_failed", "server_overloaded"), else
-// DefaultErrorCode(status). The HTTP server's own errors (404, 405, 413, 431, ...) use it too.
+// DefaultErrorCode(status).
 std::string_view ErrorCodeFor(int status, std::string_view type);
 
 // `text` with every absolute filesystem path ("/var/lib/mineru/tasks/<id>/input/a.pdf") cut to
