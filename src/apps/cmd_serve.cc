@@ -15,6 +15,7 @@
 // sigwait in the main thread.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,7 +47,7 @@ constexpr std::chrono::seconds kDrainTimeout{30};
 
 struct ServeArgs {
   std::string model;
-  std::string served_model_name;  // empty: the --model argument as given
+  std::string served_model_name;  // empty: DefaultModelId(model)
   std::string queue_url;          // empty: documents are parsed here
   ServerFlags server_flags;
   TaskFlags task_flags;
@@ -54,6 +55,23 @@ struct ServeArgs {
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
 };
+
+// The model id without --served-model-name: a checkpoint directory's own name
+// ("MinerU2.5-2509-1.2B" for --model /srv/models/MinerU2.5-2509-1.2B/), so that /v1/models and
+// error texts never show a server path; a Hugging Face id as given
+// ("opendatalab/MinerU2.5-2509-1.2B", the id vLLM reports for it).
+std::string DefaultModelId(const std::string& model) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(model, ec)) return model;
+  // Not canonical: a symlink keeps the name the operator typed. "dir/" and "." have no
+  // filename of their own, so the absolute, normal form names them.
+  fs::path path = fs::absolute(model, ec).lexically_normal();
+  if (ec) path = fs::path(model).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  const std::string name = path.filename().string();
+  return name.empty() || name == "." || name == ".." ? "mineru" : name;
+}
 
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   // Flag combinations and URLs first: a mistake there must not wait for the model to load.
@@ -114,7 +132,8 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
 
   service::HttpServer server;
   service::RouteOptions routes;
-  routes.openai.model_id = args.served_model_name.empty() ? args.model : args.served_model_name;
+  routes.openai.model_id =
+      args.served_model_name.empty() ? DefaultModelId(args.model) : args.served_model_name;
   routes.openai.profile = profile;
   // MinerU's API answers as the MinerU release whose outputs the profile writes.
   routes.mineru_version = profile == pipeline::Profile::kPro ? service::MineruApiVersion::k3_4
@@ -157,7 +176,8 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "RabbitMQ URL: documents are parsed by `mineru-cpp worker` processes reading "
                   "it, results come back through --cache (default: parsed here)");
   cmd->add_option("--served-model-name", args->served_model_name,
-                  "Model id reported by /v1/models and required in requests (default: --model)");
+                  "Model id reported by /v1/models and required in requests (default: the "
+                  "--model directory's name, or the Hugging Face id as given)");
   args->server_flags.Register(*cmd);
   args->task_flags.Register(*cmd);
   args->profile_flags.Register(*cmd);

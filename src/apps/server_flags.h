@@ -41,6 +41,7 @@ struct ServerFlags {
   size_t max_connections = Limits::kDefaultMaxConnections;
   size_t max_sse_queue_bytes = Limits::kDefaultMaxSseQueueBytes;
   bool allow_remote_images = false;
+  bool allow_private_remote_images = false;
   bool allow_public_http_client = false;
   uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
   int64_t chat_timeout_s =
@@ -100,6 +101,9 @@ struct ServerFlags {
         ->capture_default_str();
     cmd.add_flag("--allow-remote-images", allow_remote_images,
                  "Fetch http(s) image URLs in chat requests (off: only data: URLs)");
+    cmd.add_flag("--allow-private-remote-images", allow_private_remote_images,
+                 "With --allow-remote-images: fetch from loopback, private, link-local and other "
+                 "non-public addresses too (off: public addresses only)");
     cmd.add_option("--max-image-bytes", max_image_bytes,
                    "Largest encoded image inside one request (data: URL or fetched)")
         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34))
@@ -134,6 +138,7 @@ struct ServerFlags {
 
   void Apply(service::OpenAiOptions& options) const {
     options.allow_remote_images = allow_remote_images;
+    options.allow_private_remote_images = allow_private_remote_images;
     options.max_image_bytes = max_image_bytes;
     options.request_timeout = std::chrono::seconds(chat_timeout_s);
   }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -13,6 +14,25 @@
 #include "image/transform.h"
 
 namespace mineru::image {
+namespace {
+
+// The format a file name's extension promises, as its makers spell it ("" for none of ours).
+std::string_view FormatPromisedBy(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == "png") return "PNG";
+  if (ext == "jpg" || ext == "jpeg" || ext == "jpe" || ext == "jfif") return "JPEG";
+  if (ext == "webp") return "WebP";
+  if (ext == "tif" || ext == "tiff") return "TIFF";
+  if (ext == "bmp" || ext == "dib") return "BMP";
+  if (ext == "gif") return "GIF";
+  return "";
+}
+
+}  // namespace
 
 std::string_view FormatName(ImageFormat format) {
   switch (format) {
@@ -191,6 +211,14 @@ Result<DecodedImage> DecodeImageFile(const std::string& path, const DecodeOption
     done += static_cast<size_t>(n);
   }
   ::close(fd);
+  if (SniffFormat(bytes) == ImageFormat::kUnknown) {
+    if (const std::string_view promised = FormatPromisedBy(path); !promised.empty()) {
+      if (bytes.empty())
+        return Fail(ErrorCode::kUnsupported, "{}: empty file, not a {}", path, promised);
+      return Fail(ErrorCode::kUnsupported, "{}: not a {} file (unknown magic bytes)", path,
+                  promised);
+    }
+  }
   auto decoded = DecodeImage(bytes, options);
   if (!decoded) return tl::unexpected(WithContext(std::move(decoded).error(), path));
   return decoded;

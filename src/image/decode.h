@@ -76,7 +76,9 @@ struct DecodedImage {
 Result<DecodedImage> DecodeImage(std::span<const uint8_t> bytes, const DecodeOptions& options = {});
 
 // Reads the file (refusing files over limits.max_bytes before reading them) and decodes it.
-// Error messages start with the path.
+// Error messages start with the path. A file whose bytes match no format is named in the words
+// of the type its extension promises: "a.png: not a PNG file (unknown magic bytes)" ("empty
+// file, not a PNG" when it is empty); with no image extension, DecodeImage's text.
 Result<DecodedImage> DecodeImageFile(const std::string& path, const DecodeOptions& options = {});
 
 }  // namespace mineru::image

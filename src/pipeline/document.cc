@@ -4,18 +4,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "base/json.h"
 #include "base/mapped_file.h"
 #include "base/md5.h"
 #include "base/sha256.h"
+#include "image/decode.h"
 #include "image/encode.h"
 #include "image/pdf/image_layout_pdf.h"
 #include "image/pdf/pdf_document.h"
@@ -213,13 +216,36 @@ std::string Dump(const Json& json) {
   return json.dump(4, ' ', false, Json::error_handler_t::replace);
 }
 
-bool IsPdf(const std::string& path) {
-  // PDF readers accept the header anywhere in the first 1024 bytes.
+enum class SourceKind { kPdf, kImage, kUnknown };
+
+// What a file holds, by its bytes (as MinerU, which judges content, not names): a PDF when
+// "%PDF-" is in the first 1024 bytes (PDF readers accept the header anywhere there), an image
+// when they start with one of the image signatures, else unknown.
+SourceKind SniffSource(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::string head(1024, '\0');
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(file.gcount()));
-  return head.find("%PDF-") != std::string::npos;
+  if (head.find("%PDF-") != std::string::npos) return SourceKind::kPdf;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(head.data());
+  return image::SniffFormat(std::span(bytes, head.size())) != image::ImageFormat::kUnknown
+             ? SourceKind::kImage
+             : SourceKind::kUnknown;
+}
+
+// The extension of `path` in lower case, with its dot (".pdf"), or "".
+std::string LowerExtension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+bool IsImageExtension(const std::string& ext) {
+  for (const char* e : {".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".webp", ".tif", ".tiff", ".bmp",
+                        ".dib", ".gif"}) {
+    if (ext == e) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -248,7 +274,17 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   std::unique_ptr<pdf::PdfDocument> pdf;
   std::optional<image::RgbImage> single;
   int page_count = 1;
-  const bool is_pdf = IsPdf(input_path);
+  // Bytes that are neither are named in the words of the type the name promises: a ".pdf" goes
+  // to the PDF reader ("empty file, not a PDF", "not a PDF (no %PDF- header ...)"), an image
+  // name to the image decoder ("not a PNG file"), anything else is named here.
+  const SourceKind kind = SniffSource(input_path);
+  const std::string ext = LowerExtension(input_path);
+  const bool is_pdf = kind == SourceKind::kPdf || (kind == SourceKind::kUnknown && ext == ".pdf");
+  if (kind == SourceKind::kUnknown && !is_pdf && !IsImageExtension(ext)) {
+    return Fail(ErrorCode::kUnsupported,
+                "{}: not a PDF, PNG, JPEG, WebP, TIFF, BMP or GIF file (unknown magic bytes)",
+                input_path);
+  }
   if (is_pdf) {
     MINERU_ASSIGN_OR_RETURN(pdf, pdf::PdfDocument::Open(input_path, options.render));
     page_count = pdf->info().page_count();

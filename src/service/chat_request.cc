@@ -82,6 +82,7 @@ Result<image::RgbImage> LoadImage(std::string_view url, const OpenAiOptions& opt
     limits.max_bytes = options.max_image_bytes;
     limits.timeout = options.remote_image_timeout;
     limits.max_redirects = options.remote_image_max_redirects;
+    limits.allow_private_addresses = options.allow_private_remote_images;
     auto fetched = FetchUrl(url, limits);
     if (!fetched) {
       return Fail(ErrorCode::kInvalidArgument, "{}: cannot fetch the image: {}", where,

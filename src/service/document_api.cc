@@ -56,10 +56,21 @@ class DocumentApi {
                  ? ApiError(415, upload.error().message, "invalid_request_error")
                  : ApiErrorFor(upload.error());
     }
+    // A permanent limit (413 naming it), checked here so that kResourceExhausted from Submit
+    // is only the queue, a condition that passes (429 with Retry-After).
+    const size_t max_files = tasks_.options().max_task_files;
+    if (upload->files.size() > max_files) {
+      return ApiError(413,
+                      fmt::format("{} files in one task; the limit is {} (max_task_files, "
+                                  "--max-task-files)",
+                                  upload->files.size(), max_files),
+                      "invalid_request_error", "max_task_files");
+    }
     auto task = tasks_.Submit(std::move(upload->files), upload->options);
     if (!task) {
-      if (task.error().code == ErrorCode::kResourceExhausted && options_.metrics) {
-        options_.metrics->ObserveQueueFull();
+      if (task.error().code == ErrorCode::kResourceExhausted) {
+        if (options_.metrics) options_.metrics->ObserveQueueFull();
+        return ApiError(429, task.error().message, "rate_limit_error", "rate_limit_exceeded");
       }
       return ApiErrorFor(task.error());
     }

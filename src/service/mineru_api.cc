@@ -31,8 +31,10 @@ constexpr std::chrono::milliseconds kDisconnectPoll{100};
 
 std::string Dump(const Json& json) { return DumpJson(json); }
 
-// MinerU 3.x answers errors {"detail": ...}, 2.7 {"error": ...}: both keys, one message.
-HttpResponse MineruError(int status, std::string_view message) {
+// MinerU 3.x answers errors {"detail": ...}, 2.7 {"error": ...}: both keys, one message (without
+// server paths, service/api_error.h).
+HttpResponse MineruError(int status, std::string_view text) {
+  const std::string message = WithoutServerPaths(text);
   HttpResponse r = HttpResponse::Json(status, Dump(Json{{"detail", message}, {"error", message}}));
   if (status == 503) r.headers["Retry-After"] = std::to_string(kRetryAfter.count());
   return r;

@@ -17,8 +17,9 @@
 // * "model", when present, must equal model_id (else 404, code "model_not_found").
 // * Images travel as data URLs ("data:image/png;base64,..."). http:// and https:// URLs are
 //   fetched only when allow_remote_images is set (url_fetch.h: http(s) redirects only, bounded
-//   size and time), else refused with 400 naming the flag that allows them; file:// and every
-//   other scheme are always refused (400).
+//   size and time, public addresses only unless allow_private_remote_images), else refused with
+//   400 naming the flag that allows them; file:// and every other scheme are always refused
+//   (400).
 // * Backpressure: a full engine queue (max_waiting) answers 429, a stopping engine 503, both
 //   with Retry-After: kRetryAfter (service/api_error.h).
 // * request_timeout bounds each chat request from its arrival (queueing, images and
@@ -63,6 +64,9 @@ struct OpenAiOptions {
   // Fetch http:// and https:// image URLs (--allow-remote-images); off by default because a
   // server that fetches URLs its clients name can be steered at internal addresses.
   bool allow_remote_images = false;
+  // Let those fetches reach loopback, private, link-local, ... addresses too
+  // (--allow-private-remote-images; service/remote_address.h). Off: public addresses only.
+  bool allow_private_remote_images = false;
   // Bounds of one remote image fetch (max_bytes is max_image_bytes).
   std::chrono::milliseconds remote_image_timeout = kDefaultFetchTimeout;
   int remote_image_max_redirects = kDefaultFetchMaxRedirects;

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "image/data_url.h"
+#include "service/api_error.h"
 #include "service/zip_writer.h"
 
 namespace mineru::service {
@@ -16,7 +17,11 @@ Json OptionalTime(const std::optional<jobs::WallClock::time_point>& t) {
   return t ? Json(Iso8601(*t)) : Json(nullptr);
 }
 
-Json OptionalText(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
+// A task's error as clients see it: without the server paths (input files in the work
+// directory) that the pipeline's messages name.
+Json OptionalError(const std::optional<std::string>& s) {
+  return s ? Json(WithoutServerPaths(*s)) : Json(nullptr);
+}
 
 // A JSON output file as an object (null when, against expectation, it is not JSON).
 Json Parsed(const std::string& text) {
@@ -51,7 +56,7 @@ Json TaskJson(const jobs::TaskInfo& task, std::string_view prefix) {
               {"created_at", Iso8601(task.created_at)},
               {"started_at", OptionalTime(task.started_at)},
               {"completed_at", OptionalTime(task.completed_at)},
-              {"error", OptionalText(task.error)},
+              {"error", OptionalError(task.error)},
               {"queued_ahead", task.queued_ahead},
               {"cache_hits", task.cache_hits},
               {"near_duplicates", task.near_duplicates},
@@ -75,7 +80,7 @@ Json MineruTaskJson(const jobs::TaskInfo& task, std::string_view backend) {
             {"created_at", Iso8601(task.created_at)},
             {"started_at", OptionalTime(task.started_at)},
             {"completed_at", OptionalTime(task.completed_at)},
-            {"error", OptionalText(task.error)},
+            {"error", OptionalError(task.error)},
             {"status_url", "/tasks/" + task.id},
             {"result_url", "/tasks/" + task.id + "/result"}};
   if (task.status == jobs::TaskStatus::kPending) json["queued_ahead"] = task.queued_ahead;

@@ -271,6 +271,27 @@ TEST(ServeCliTest, DefaultWorkDirectoryIsRemovedAtExit) {
   EXPECT_TRUE(fs::is_empty(tmp));
 }
 
+// Without --served-model-name the model id is the checkpoint directory's name: before, it was
+// the --model argument itself, so /v1/models and every "unknown model" error showed the server's
+// path to its checkpoint (here <scratch>/model/).
+TEST(ServeCliTest, ModelIdIsTheDirectoryNameNotItsPath) {
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  ServeProcess server({"--model", model + "/", "--work-dir", scratch + "/work"});
+  ASSERT_FALSE(server.url().empty()) << server.log();
+  auto models = Exchange(server.port(), "GET", "/v1/models");
+  const Json listed = JsonOf(models);
+  ASSERT_EQ(listed["data"].size(), 1u) << models->body;
+  EXPECT_EQ(listed["data"][0]["id"], "model");
+  EXPECT_EQ(models->body.find(scratch), std::string::npos) << models->body;
+  const Json chat{{"model", "gpt-4o"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  auto unknown = Exchange(server.port(), "POST", "/v1/chat/completions", chat.dump());
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404) << unknown->body;
+  EXPECT_NE(unknown->body.find("'model'"), std::string::npos) << unknown->body;
+  EXPECT_EQ(unknown->body.find(scratch), std::string::npos) << unknown->body;
+}
+
 TEST(ServeCliTest, BadFlagsAndModelsAreRefused) {
   EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--port", "70000"})));
   EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-queued-tasks", "0"})));

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -122,6 +123,41 @@ TEST(DecodeTest, FormatIsSniffedFromBytesNotNames) {
   auto unknown = DecodeImage(std::vector<uint8_t>{'%', 'P', 'D', 'F', '-', '1'});
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code, ErrorCode::kUnsupported);
+}
+
+// Bytes that match no format are named by the type the file's name promises (before: "not a
+// PNG, JPEG, WebP, TIFF, BMP or GIF file" whatever the name said).
+TEST(DecodeTest, AFileMatchingNoFormatIsNamedByItsExtension) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"text.png", "text.png: not a PNG file (unknown magic bytes)"},
+      {"text.JPG", "text.JPG: not a JPEG file (unknown magic bytes)"},
+      {"text.jpeg", "text.jpeg: not a JPEG file (unknown magic bytes)"},
+      {"text.webp", "text.webp: not a WebP file (unknown magic bytes)"},
+      {"text.tiff", "text.tiff: not a TIFF file (unknown magic bytes)"},
+      {"text.bmp", "text.bmp: not a BMP file (unknown magic bytes)"},
+      {"text.gif", "text.gif: not a GIF file (unknown magic bytes)"},
+      {"text.dat", "text.dat: not a PNG, JPEG, WebP, TIFF, BMP or GIF file (unknown magic bytes)"},
+      {"dir.png/text", "text: not a PNG, JPEG, WebP, TIFF, BMP or GIF file (unknown magic bytes)"},
+  };
+  const std::string dir = ::testing::TempDir() + "/named_by_extension";
+  std::filesystem::create_directories(dir + "/dir.png");
+  const std::string text = "%PDF-1.7 is not an image";
+  for (const auto& [name, says] : cases) {
+    const std::string path = dir + "/" + name;
+    testing::WriteBytes(path, std::vector<uint8_t>(text.begin(), text.end()));
+    auto decoded = DecodeImageFile(path);
+    ASSERT_FALSE(decoded) << name;
+    EXPECT_EQ(decoded.error().code, ErrorCode::kUnsupported) << name;
+    const std::string& message = decoded.error().message;
+    ASSERT_GE(message.size(), says.size()) << message;
+    EXPECT_EQ(message.substr(message.size() - says.size()), says) << message;
+  }
+  const std::string empty = dir + "/empty.png";
+  testing::WriteBytes(empty, {});
+  auto decoded = DecodeImageFile(empty);
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().message, empty + ": empty file, not a PNG");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DecodeTest, MissingFileIsNotFound) {

@@ -277,5 +277,52 @@ TEST(DocumentTest, BadInputsAreErrors) {
   EXPECT_NE(empty.error().message.find("page range"), std::string::npos);
 }
 
+// `parse` names what a file is not in the words of the type its name promises. Before, every
+// file without a PDF header went to the image decoder, so an empty or broken ".pdf" was "not a
+// PNG, JPEG, WebP, TIFF, BMP or GIF file".
+TEST(DocumentTest, AFileIsNamedByTheTypeItsNamePromises) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator([](const ScriptedCall&) { return std::string(); });
+  struct Case {
+    std::string name;
+    std::string bytes;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"empty.pdf", "", "empty file, not a PDF"},
+      {"broken.pdf", "hello, not a document", "not a PDF"},
+      {"SHOUT.PDF", "hello", "not a PDF"},
+      {"fake.png", "hello", "not a PNG file"},
+      {"empty.png", "", "empty file, not a PNG"},
+      {"fake.jpg", "hello", "not a JPEG file"},
+      {"fake.jpeg", "hello", "not a JPEG file"},
+      {"fake.webp", "hello", "not a WebP file"},
+      {"fake.tif", "hello", "not a TIFF file"},
+      {"fake.bmp", "hello", "not a BMP file"},
+      {"fake.gif", "hello", "not a GIF file"},
+      {"junk.bin", "hello", "not a PDF, PNG, JPEG, WebP, TIFF, BMP or GIF file"},
+      {"no_extension", "", "not a PDF, PNG, JPEG, WebP, TIFF, BMP or GIF file"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir + "/" + c.name;
+    testing_support::WriteFile(path, c.bytes);
+    auto parsed = ParseDocument(generator, path, dir + "/out", {});
+    ASSERT_FALSE(parsed) << c.name;
+    const std::string& message = parsed.error().message;
+    EXPECT_NE(message.find(c.name), std::string::npos) << message;
+    EXPECT_NE(message.find(c.says), std::string::npos) << c.name << ": " << message;
+    // A .pdf is not called an image, an image name is not called a PDF.
+    if (c.says.find(',') == std::string::npos) {
+      const bool pdf = c.says.find("PDF") != std::string::npos;
+      EXPECT_EQ(message.find(pdf ? "PNG" : "PDF"), std::string::npos) << c.name << ": " << message;
+    }
+  }
+  // The bytes decide what a file is when they are a format: a PNG named .pdf is read as a PNG.
+  const std::string page = WritePage(dir);
+  const std::string misnamed = dir + "/scan.pdf";
+  fs::copy_file(page, misnamed);
+  EXPECT_TRUE(ParseDocument(generator, misnamed, dir + "/out", {}));
+}
+
 }  // namespace
 }  // namespace mineru::pipeline

@@ -9,6 +9,8 @@
 //   /to-file            302 to file:///etc/passwd
 //   /hops/K             302 to /hops/K-1; /hops/0 answers as /image.png (K redirects in all)
 //   /hang               never answers (until the server stops)
+//   /redirect?to=URL    302 to URL (any URL: a public server whose redirect points inward)
+//   /count              200, the number of other requests received so far, as decimal text
 #pragma once
 
 #include <signal.h>
@@ -17,11 +19,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../support/http_client.h"
 #include "../support/scratch.h"
 
 extern char** environ;
@@ -29,9 +33,11 @@ extern char** environ;
 namespace mineru::testing_support {
 
 inline constexpr char kImageServerScript[] = R"PY(
-import http.server, os, sys, time
+import http.server, os, sys, threading, time, urllib.parse
 root, port_file = sys.argv[1], sys.argv[2]
 png = open(os.path.join(root, "image.png"), "rb").read()
+received = 0
+received_lock = threading.Lock()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
@@ -52,8 +58,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self):
+        global received
         p = self.path
         try:
+            if p == "/count":
+                with received_lock:
+                    return self.body(str(received).encode())
+            with received_lock:
+                received += 1
+            if p.startswith("/redirect?"):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(p).query)
+                return self.redirect(query["to"][0])
             if p == "/image.png":
                 return self.body(png)
             if p.startswith("/big/"):
@@ -123,6 +138,12 @@ class ImageServer {
   }
 
   int port() const { return port_; }
+  // Requests received so far, other than those for /count; -1 when it cannot be asked.
+  int Received() const {
+    auto reply = Exchange(port_, "GET", "/count");
+    if (!reply || reply->status != 200) return -1;
+    return std::atoi(reply->body.c_str());
+  }
   std::string Url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }

@@ -72,6 +72,8 @@ void ExpectOpenAiError(const std::optional<Response>& r, int status, std::string
   EXPECT_TRUE(e["type"].is_string()) << what;
   EXPECT_TRUE(e.contains("param")) << what;
   EXPECT_TRUE(e.contains("code")) << what;
+  // A stable string per kind of error (docs/API.md, "Errors"); it was null for most.
+  EXPECT_TRUE(e.contains("code") && e["code"].is_string()) << what << ": " << r->body;
 }
 
 class OpenAiApiTest : public ::testing::Test {
@@ -288,6 +290,7 @@ TEST_F(OpenAiApiTest, RemoteImagesAreFetchedOnlyWhenAllowed) {
   ASSERT_TRUE(images.Start(std::string(png.begin(), png.end())));
   OpenAiOptions api;
   api.allow_remote_images = true;
+  api.allow_private_remote_images = true;  // the image server listens on 127.0.0.1
   api.max_image_bytes = 1 << 20;
   auto allowing = StartServer(*engine_, api);
 
@@ -316,6 +319,31 @@ TEST_F(OpenAiApiTest, RemoteImagesAreFetchedOnlyWhenAllowed) {
   auto refused = Chat(MineruBody("\nText Recognition:", images.Url("/image.png")));
   ExpectOpenAiError(refused, 400, "remote images off");
   EXPECT_NE(refused->body.find("--allow-remote-images"), std::string::npos) << refused->body;
+}
+
+// With --allow-remote-images alone, a URL that reaches the server's own host or network is
+// refused without a connection, in the one text of every unreachable target (before, the chat
+// fetched the local image server through 127.0.0.1 and localhost alike).
+TEST_F(OpenAiApiTest, RemoteImagesReachOnlyPublicAddressesUnlessPrivateAllowed) {
+  const std::vector<uint8_t> png = PngBytes();
+  testing_support::ImageServer images;
+  ASSERT_TRUE(images.Start(std::string(png.begin(), png.end())));
+  OpenAiOptions api;
+  api.allow_remote_images = true;
+  auto public_only = StartServer(*engine_, api);
+  const int received = images.Received();
+  ASSERT_GE(received, 0);
+  const std::string port = std::to_string(images.port());
+  for (const std::string& url :
+       {images.Url("/image.png"), "http://localhost:" + port + "/image.png",
+        "http://2130706433:" + port + "/image.png", "http://evil@127.0.0.1:" + port + "/image.png",
+        std::string("http://169.254.169.254/latest/meta-data/")}) {
+    auto refused = ChatOn(*public_only, MineruBody("x", url));
+    ExpectOpenAiError(refused, 400, url);
+    EXPECT_NE(refused->body.find(UnreachableText(api.remote_image_timeout)), std::string::npos)
+        << refused->body;
+  }
+  EXPECT_EQ(images.Received(), received);
 }
 
 // Holds an engine's thread still: a request whose first token blocks the engine thread (inside

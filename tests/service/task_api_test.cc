@@ -57,6 +57,17 @@ void ExpectApiError(const std::optional<HttpReply>& r, int status, std::string_v
   EXPECT_EQ(json.value("object", ""), "error") << r->body;
   ASSERT_TRUE(json["error"].is_object()) << r->body;
   EXPECT_NE(json["error"].value("message", "").find(says), std::string::npos) << r->body;
+  // Every error names its code (docs/API.md, "Errors"); it was null for most.
+  EXPECT_TRUE(json["error"]["code"].is_string()) << r->body;
+}
+
+// The code of an error answer ("" when it has none).
+std::string CodeOf(const std::optional<HttpReply>& r) {
+  if (!r) return "";
+  Json json = Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json["error"].is_object()) return "";
+  const Json& code = json["error"]["code"];
+  return code.is_string() ? code.get<std::string>() : "";
 }
 
 void ExpectMineruError(const std::optional<HttpReply>& r, int status, std::string_view says) {
@@ -290,6 +301,7 @@ TEST_F(TaskApiTest, PendingResultIs202CancelledIs409QueueFullIs429) {
   auto full = Upload("/v1/document/parse", {{"file", png, "c.png"}});
   ExpectApiError(full, 429, "queue is full");
   EXPECT_EQ(full->Header("retry-after"), "1");
+  EXPECT_EQ(CodeOf(full), "rate_limit_exceeded");
   auto mineru_full = Upload("/tasks", {{"files", png, "c.png"}});
   ASSERT_TRUE(mineru_full);
   EXPECT_EQ(mineru_full->status, 503);
@@ -351,6 +363,67 @@ TEST_F(TaskApiTest, FailedTaskIs409AndMineruFileParseIs500) {
   ExpectApiError(Get("/v1/tasks/" + id + "/result"), 409, "Failed to process file: broken.pdf");
   ExpectMineruError(Upload("/file_parse", {{"files", broken, "broken.pdf"}}), 500,
                     "Failed to process file: broken.pdf");
+}
+
+// max_task_files is a permanent limit: the exact limit is accepted, one more file is 413 naming
+// it, without Retry-After (before: 429 with Retry-After, so a client honouring it retried an
+// upload that can never pass). A queue that is full stays 429 (above).
+TEST_F(TaskApiTest, TooManyFilesIs413NamingTheLimit) {
+  jobs::TaskManagerOptions options;
+  options.max_task_files = 2;
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer), options);
+  const std::string png = PlainPng(20, 20, 1);
+  auto two = Upload("/v1/document/parse", {{"file", png, "a.png"}, {"file", png, "b.png"}});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->status, 202) << two->body;
+  auto three = Upload("/v1/document/parse",
+                      {{"file", png, "a.png"}, {"file", png, "b.png"}, {"file", png, "c.png"}});
+  ExpectApiError(three, 413, "--max-task-files");
+  EXPECT_EQ(CodeOf(three), "max_task_files");
+  EXPECT_EQ(three->Header("retry-after"), "");
+}
+
+// The codes of the document API's answers that name none of their own (before, "code" was null).
+TEST_F(TaskApiTest, ErrorAnswersCarryTheirCodes) {
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
+  EXPECT_EQ(CodeOf(Get("/v1/tasks/nope")), "not_found");
+  EXPECT_EQ(CodeOf(Exchange(port_, "POST", "/v1/document/parse", "{}", "application/json")),
+            "unsupported_media_type");
+  EXPECT_EQ(CodeOf(Upload("/v1/document/parse", {{"formula_enable", "true"}})), "invalid_request");
+}
+
+// No answer names a server path: a failed task's error (our task JSON, its 409 result, MinerU's
+// task JSON and /file_parse), a preview of a document that cannot be opened. Before, each one
+// carried the input's absolute path in the work directory ("<work>/<task id>/input/broken.pdf:
+// not a PDF ...").
+TEST_F(TaskApiTest, ErrorTextsNameNoServerPath) {
+  Start(std::make_unique<ScriptedGenerator>(SimplePageAnswer));
+  const std::string broken = "%PDF-1.7\nnot really a PDF";
+  auto submitted = Upload("/v1/document/parse", {{"file", broken, "broken.pdf"}});
+  ASSERT_TRUE(submitted);
+  const std::string id = BodyJson(submitted)["task_id"];
+  const Json task = WaitFinal(id);
+  ASSERT_EQ(task["status"], "failed");
+  std::vector<std::pair<std::string, std::string>> texts = {
+      {"task error", task.value("error", "")}};
+  auto result = Get("/v1/tasks/" + id + "/result");
+  ExpectApiError(result, 409, "broken.pdf");
+  texts.emplace_back("409 result", result->body);
+  auto preview = Get("/v1/tasks/" + id + "/pages/0/0");
+  ASSERT_TRUE(preview);
+  EXPECT_GE(preview->status, 400) << preview->body;
+  texts.emplace_back("preview", preview->body);
+  auto mineru_task = Get("/tasks/" + id);
+  ASSERT_TRUE(mineru_task);
+  texts.emplace_back("MinerU task", mineru_task->body);
+  auto file_parse = Upload("/file_parse", {{"files", broken, "broken.pdf"}});
+  ExpectMineruError(file_parse, 500, "broken.pdf");
+  texts.emplace_back("MinerU /file_parse", file_parse->body);
+  for (const auto& [what, text] : texts) {
+    EXPECT_NE(text.find("broken.pdf"), std::string::npos) << what << ": " << text;
+    EXPECT_EQ(text.find(dir_), std::string::npos) << what << ": " << text;
+    EXPECT_EQ(text.find("/input/"), std::string::npos) << what << ": " << text;
+  }
 }
 
 TEST_F(TaskApiTest, MineruFileParseAnswersWhatWasAskedAsJsonOrZip) {
