@@ -63,6 +63,11 @@ uint64_t ByteBudget::peak() const {
   return peak_;
 }
 
+int ByteBudget::waiters() const {
+  std::lock_guard lock(mutex_);
+  return waiters_;
+}
+
 bool ByteBudget::TakeLocked(uint64_t bytes) {
   // Written as a subtraction: in_use_ <= capacity_ always, so this cannot wrap.
   if (bytes > capacity_ - in_use_) return false;
@@ -93,12 +98,15 @@ Result<ByteReservation> ByteBudget::Reserve(uint64_t bytes, const std::atomic<bo
                 bytes, capacity_);
   }
   std::unique_lock lock(mutex_);
+  ++waiters_;
   while (!TakeLocked(bytes)) {
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      --waiters_;
       return Fail(ErrorCode::kCancelled, "cancelled while waiting for {} bytes", bytes);
     }
     freed_.wait_for(lock, kCancelPoll);
   }
+  --waiters_;
   return ByteReservation(this, bytes);
 }
 

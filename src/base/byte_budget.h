@@ -66,6 +66,8 @@ class ByteBudget {
   uint64_t in_use() const;
   // The most bytes reserved at once since construction (tests and metrics).
   uint64_t peak() const;
+  // Reserve calls waiting for room now (tests and metrics).
+  int waiters() const;
 
   // `bytes` now, or nullopt when they do not fit beside what is reserved. Zero bytes always fit.
   std::optional<ByteReservation> TryReserve(uint64_t bytes);
@@ -84,6 +86,7 @@ class ByteBudget {
   std::condition_variable freed_;
   uint64_t in_use_ = 0;
   uint64_t peak_ = 0;
+  int waiters_ = 0;
 };
 
 }  // namespace mineru

@@ -71,6 +71,7 @@ TEST(ByteBudgetTest, ReserveWaitsForFreedBytesAndRefusesWhatNeverFits) {
   });
   // The waiter cannot have its 5 bytes while 8 of 10 are held; it is woken by the release (the
   // test timeout is the guard if it never is).
+  while (budget.waiters() == 0) std::this_thread::yield();
   EXPECT_FALSE(got.load());
   held.reset();
   waiter.join();
@@ -87,9 +88,11 @@ TEST(ByteBudgetTest, CancelEndsAWait) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
   });
+  while (budget.waiters() == 0) std::this_thread::yield();
   cancel = true;
   waiter.join();
   EXPECT_EQ(budget.in_use(), 10u);
+  EXPECT_EQ(budget.waiters(), 0);
 }
 
 TEST(ByteBudgetTest, ConcurrentReservationsNeverExceedTheCapacity) {
