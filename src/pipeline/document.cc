@@ -225,6 +225,12 @@ Result<image::RgbImage> ReadImageDocument(const std::string& path, const Documen
       std::string file,
       ReadFileToString(path, static_cast<size_t>(std::min<uint64_t>(limits.max_bytes, SIZE_MAX))));
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  if (image::SniffFormat(bytes) == image::ImageFormat::kUnknown) {
+    // Bytes of no image format: nothing can be decoded, and DecodeImageFile's error is the one
+    // that names the file and what it is not.
+    auto refused = image::DecodeImageFile(path, options.image_decode);
+    if (!refused) return tl::unexpected(std::move(refused).error());
+  }
   auto header = image::ProbeImage(bytes, limits);
   if (!header) return tl::unexpected(WithContext(std::move(header).error(), path));
   if (Status within = image::CheckRequestDecodedBytes(header->decoded_bytes(), options.image_budget,

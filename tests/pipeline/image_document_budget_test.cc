@@ -12,6 +12,7 @@
 
 #include "../support/scratch.h"
 #include "base/byte_budget.h"
+#include "image/decode.h"
 #include "image/encode.h"
 #include "image/image.h"
 #include "pipeline/document.h"
@@ -87,6 +88,31 @@ TEST(ImageDocumentBudgetTest, HeaderOverTheLimitIsRefusedBeforeDecoding) {
   EXPECT_NE(refused.error().message.find("12000000 bytes"), std::string::npos)
       << refused.error().message;
   EXPECT_EQ(in_flight.peak(), 0u);  // nothing was ever reserved, let alone decoded
+}
+
+TEST(ImageDocumentBudgetTest, BytesOfNoImageFormatKeepTheDecodersError) {
+  // Read under the budget, a file that is no image still fails with the words of
+  // image::DecodeImageFile, not the header probe's: the decoder is where a file is named by the
+  // type its extension promises ("not a PNG file"), so the two must not drift apart.
+  const std::string dir = TestDir();
+  ByteBudget in_flight(image::kDefaultMaxImageBytesInFlight);
+  DocumentOptions options;
+  options.image_budget.in_flight = &in_flight;
+  for (const char* name : {"fake.png", "empty.jpg"}) {
+    SCOPED_TRACE(name);
+    const std::string bytes = name[0] == 'f' ? "hello" : "";
+    const std::string input = dir + "/" + name;
+    testing_support::WriteFile(input, bytes);
+    ScriptedGenerator generator = EmptyAnswers();
+    auto refused = ParseDocument(generator, input, dir + "/out", options);
+    ASSERT_FALSE(refused);
+    auto decoder = image::DecodeImageFile(input, options.image_decode);
+    ASSERT_FALSE(decoder);
+    EXPECT_EQ(refused.error().code, decoder.error().code);
+    EXPECT_EQ(refused.error().message, decoder.error().message);
+    EXPECT_TRUE(generator.calls().empty());
+  }
+  EXPECT_EQ(in_flight.peak(), 0u);
 }
 
 TEST(ImageDocumentBudgetTest, WaitsForRoomInFlightAndCanBeCancelledWhileWaiting) {
