@@ -21,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "apps/budget_flags.h"
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
@@ -51,6 +52,8 @@ struct ServeArgs {
   std::string queue_url;          // empty: documents are parsed here
   ServerFlags server_flags;
   TaskFlags task_flags;
+  ImageBudgetFlags image_budget_flags;
+  ChatLimitFlags chat_limit_flags;
   ModelLoadOptions load;
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
@@ -87,9 +90,13 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
     if (!parsed) return ReportError(parsed.error());
     amqp_options = *parsed;
   }
+  if (!args.image_budget_flags.Check()) return kExitUsage;
   auto signals = TerminationSignals::Block();
   if (!signals) return ReportError(signals.error());
 
+  // Memory for images in flight, shared by chat requests and image documents: declared before
+  // everything that holds a reservation of it (the engine holds decoded images).
+  ByteBudget image_memory(args.image_budget_flags.max_image_bytes_in_flight);
   // Declared first, destroyed last: the engine, the task manager and the server report to it.
   service::ServiceMetrics metrics;
   const int threads = ResolveThreads(global);
@@ -108,6 +115,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   task_options.work_dir = work_dir->path();
   args.task_flags.Apply(task_options);
   args.profile_flags.Apply(profile, task_options.document);
+  args.image_budget_flags.Apply(task_options.document.image_budget, &image_memory);
   // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
   task_options.share_tasks = !task_options.cache_url.empty();
   task_options.model_fingerprint = args.task_flags.ModelFingerprint(
@@ -139,6 +147,10 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   routes.mineru_version = profile == pipeline::Profile::kPro ? service::MineruApiVersion::k3_4
                                                              : service::MineruApiVersion::k2_7;
   args.server_flags.Apply(routes.openai);
+  args.image_budget_flags.Apply(routes.openai.limits.images, &image_memory);
+  args.chat_limit_flags.Apply(routes.openai.limits);
+  // Counted before any image is read; the engine checks the same limit again.
+  routes.openai.limits.max_images = engine_flags.options.max_images_per_request;
   args.server_flags.Apply(routes);
   args.task_flags.Apply(routes.multipart);
   service::AddServiceRoutes(server, *engine, **tasks, metrics, routes);
@@ -180,6 +192,8 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "--model directory's name, or the Hugging Face id as given)");
   args->server_flags.Register(*cmd);
   args->task_flags.Register(*cmd);
+  args->image_budget_flags.Register(*cmd);
+  args->chat_limit_flags.Register(*cmd);
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/budget_flags.h"
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
@@ -36,12 +37,16 @@ struct WorkerArgs {
   jobs::CeleryWorkerOptions worker;
   int64_t result_ttl_s = jobs::CeleryWorkerOptions::kDefaultResultTtl.count();
   TaskFlags task_flags;
+  ImageBudgetFlags image_budget_flags;
   ModelLoadOptions load;
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
 };
 
 int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
+  if (!args.image_budget_flags.Check()) return kExitUsage;
+  // Memory for the image documents being read: outlives the engine and the task manager.
+  ByteBudget image_memory(args.image_budget_flags.max_image_bytes_in_flight);
   auto signals = TerminationSignals::Block();
   if (!signals) return ReportError(signals.error());
   auto amqp_options = jobs::ParseAmqpUrl(args.queue_url);
@@ -65,6 +70,7 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   jobs::TaskManagerOptions task_options;
   args.task_flags.Apply(task_options);
   args.profile_flags.Apply(profile, task_options.document);
+  args.image_budget_flags.Apply(task_options.document.image_budget, &image_memory);
   // The consumer's prefetch is the number of documents parsed at once; the task queue only ever
   // holds what the worker took.
   jobs::CeleryWorkerOptions worker_options = args.worker;
@@ -141,6 +147,7 @@ void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
       ->check(CLI::Range(int64_t{1}, int64_t{365} * 24 * 3600))
       ->capture_default_str();
   args->task_flags.Register(*cmd);
+  args->image_budget_flags.Register(*cmd);
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);

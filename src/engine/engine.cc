@@ -110,6 +110,13 @@ Result<std::unique_ptr<Sequence>> Engine::Impl::Prepare(Request request) {
   const model::ModelConfig& config = model_->config();
   const int64_t merge = config.vision.spatial_merge_size;
   MINERU_RETURN_IF_ERROR(request.sampling.Validate());
+  for (const auto& [token, bias] : request.sampling.logit_bias) {
+    if (token >= config.text.vocab_size) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "logit_bias token {} is outside the vocabulary of {}", token,
+                  config.text.vocab_size);
+    }
+  }
   if (request.messages.empty() == request.prompt_ids.empty()) {
     return Fail(ErrorCode::kInvalidArgument,
                 "a request needs either chat messages or prompt ids (exactly one)");

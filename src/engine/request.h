@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/byte_budget.h"
 #include "engine/sampling.h"
 #include "image/image.h"
 #include "model/positions.h"
@@ -27,6 +29,10 @@ struct ImageInput {
   std::optional<image::RgbImage> rgb;
   std::vector<float> pixel_values;
   model::ImageGrid grid;
+  // What the caller reserved for the decoded pixels (image/image_budget.h), shared by the
+  // images of one request; it is given back when the last of them is dropped, which the engine
+  // does as soon as they are encoded (or the request ends). Null: nothing reserved.
+  std::shared_ptr<const ByteReservation> memory;
 };
 
 // A token the engine produced, delivered in order. `finished` marks the last event of a

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Next-token selection with exactly the request fields MinerU's client sends a server
 // (OpenAI/vLLM names, spec section 2.5): temperature, top_p, top_k, presence/frequency
-// penalties, repetition_penalty and vllm_xargs.no_repeat_ngram_size, plus a seed.
+// penalties, repetition_penalty and vllm_xargs.no_repeat_ngram_size, plus a seed, and OpenAI's
+// logit_bias.
 //
 // Sampler::Next applies the rules to one row of logits in this order:
+//   0. logit_bias added to its tokens (vLLM v1 vllm/v1/sample/sampler.py applies its logit-bias
+//      processor before the penalties),
 //   1. repetition_penalty over distinct prompt + output tokens (Hugging Face / vLLM),
 //   2. frequency and presence penalties over output tokens (OpenAI / vLLM),
 //   3. no-repeat n-gram ban over output tokens (MinerU's vLLM logits processor),
@@ -23,6 +26,7 @@
 #include <random>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -32,6 +36,8 @@ namespace mineru::engine {
 // Temperatures below this are greedy, as in vLLM (_SAMPLING_EPS = 1e-5): dividing by such a
 // value only overflows, and the limit of the distribution is the argmax anyway.
 inline constexpr float kGreedyTemperature = 1e-5f;
+// OpenAI's range for a logit_bias value (vLLM clamps to it).
+inline constexpr float kMaxLogitBias = 100.0f;
 
 struct SamplingParams {
   float temperature = 0.0f;          // >= 0; below kGreedyTemperature = greedy
@@ -42,6 +48,10 @@ struct SamplingParams {
   float repetition_penalty = 1.0f;   // > 0, 1 = off; Hugging Face, over prompt + output tokens
   int32_t no_repeat_ngram_size = 0;  // >= 0, 0 = off; over output tokens only
   std::optional<uint64_t> seed;      // same seed + same logits -> same tokens; unset = random
+  // (token id, bias) pairs, ids distinct and >= 0 (the engine checks them against the
+  // vocabulary), biases finite in [-kMaxLogitBias, kMaxLogitBias]. Costs one addition a pair
+  // per step.
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   // kInvalidArgument naming the field and its allowed range when a value is out of range,
   // NaN or infinite.
@@ -68,7 +78,7 @@ class Sampler {
   // `vocab`: the logits length (> 0).
   Sampler(const SamplingParams& params, std::span<const int32_t> prompt, int64_t vocab);
 
-  // Applies rules 1-7 to `logits` (size vocab) in place and returns the chosen token. Greedy:
+  // Applies rules 0-7 to `logits` (size vocab) in place and returns the chosen token. Greedy:
   // logits hold the penalised and banned values. Sampling: also divided by the temperature,
   // with tokens outside top_k / top_p set to -inf.
   //

@@ -224,6 +224,20 @@ Result<std::vector<uint8_t>> DecodeRle(const Bytes& b, uint64_t pos, bool rle4, 
 
 }  // namespace
 
+Result<CodecHeader> ProbeBmp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  const Bytes b(bytes);
+  if (!b.Has(0, 14)) return Truncated("file header");
+  MINERU_ASSIGN_OR_RETURN(const Header h, ReadHeader(b));
+  MINERU_RETURN_IF_ERROR(CheckDimensions("bmp", h.width, h.height, limits));
+  CodecHeader header{h.width, h.height, 0};
+  const auto w = static_cast<uint64_t>(h.width);
+  // RLE: DecodeRle's indices of the whole image, which a delta escape may overshoot by up to
+  // 255 rows and 255 pixels; otherwise one row of indices.
+  const bool rle = h.compression == kRle8 || h.compression == kRle4;
+  header.scratch_bytes = rle ? w * static_cast<uint64_t>(h.height) + 255 * (w + 1) : w;
+  return header;
+}
+
 Result<CodecOutput> DecodeBmp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
   const Bytes b(bytes);
   if (!b.Has(0, 14)) return Truncated("file header");

@@ -89,17 +89,10 @@ Status ReadFrame(GifFileType* gif, int transparency, const DecodeLimits& limits,
   return OkStatus();
 }
 
-}  // namespace
-
-Result<CodecOutput> DecodeGif(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
-  Source source{bytes, 0};
-  int error = 0;
-  GifCloser closer{DGifOpen(&source, OnRead, &error)};
-  GifFileType* gif = closer.gif;
-  if (gif == nullptr) return GifError(error, "header");
-  // The screen itself is checked first: Pillow sizes its image from it.
-  MINERU_RETURN_IF_ERROR(CheckDimensions("gif", gif->SWidth, gif->SHeight, limits));
-  int transparency = -1;
+// Reads records up to the first image descriptor, skipping extensions; `transparency` gets the
+// transparent index of the last graphic control extension before it that sets one (else -1).
+Status FindFirstFrame(GifFileType* gif, int* transparency) {
+  *transparency = -1;
   for (;;) {
     GifRecordType type = UNDEFINED_RECORD_TYPE;
     if (DGifGetRecordType(gif, &type) == GIF_ERROR) return GifError(gif->Error, "record");
@@ -115,7 +108,7 @@ Result<CodecOutput> DecodeGif(std::span<const uint8_t> bytes, const DecodeLimits
       // Graphic control extension: packed flags, delay (2 bytes), transparent index.
       if (code == GRAPHICS_EXT_FUNC_CODE && block != nullptr && block[0] >= 4 &&
           (block[1] & 1) != 0) {
-        transparency = block[4];
+        *transparency = block[4];
       }
       while (block != nullptr) {
         if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) {
@@ -126,11 +119,50 @@ Result<CodecOutput> DecodeGif(std::span<const uint8_t> bytes, const DecodeLimits
     }
     if (type == IMAGE_DESC_RECORD_TYPE) {
       if (DGifGetImageDesc(gif) == GIF_ERROR) return GifError(gif->Error, "image descriptor");
-      CodecOutput out;
-      MINERU_RETURN_IF_ERROR(ReadFrame(gif, transparency, limits, out));
-      return out;
+      return OkStatus();
     }
   }
+}
+
+}  // namespace
+
+Result<CodecHeader> ProbeGif(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  Source source{bytes, 0};
+  int error = 0;
+  GifCloser closer{DGifOpen(&source, OnRead, &error)};
+  GifFileType* gif = closer.gif;
+  if (gif == nullptr) return GifError(error, "header");
+  MINERU_RETURN_IF_ERROR(CheckDimensions("gif", gif->SWidth, gif->SHeight, limits));
+  // The logical screen alone would understate a file whose first frame reaches past it: the
+  // canvas grows to hold the frame (ReadFrame), so the frame's descriptor is read too.
+  int transparency = -1;
+  MINERU_RETURN_IF_ERROR(FindFirstFrame(gif, &transparency));
+  const GifImageDesc& desc = gif->Image;
+  if (desc.Left < 0 || desc.Top < 0 || desc.Width < 1 || desc.Height < 1) {
+    return Fail(ErrorCode::kCorrupt, "gif: frame {} x {} at ({}, {}) is empty", desc.Width,
+                desc.Height, desc.Left, desc.Top);
+  }
+  const int64_t width = std::max<int64_t>(gif->SWidth, int64_t{desc.Left} + desc.Width);
+  const int64_t height = std::max<int64_t>(gif->SHeight, int64_t{desc.Top} + desc.Height);
+  MINERU_RETURN_IF_ERROR(CheckDimensions("gif", width, height, limits));
+  // ReadFrame's palette indices of the whole canvas and one line of the frame.
+  return CodecHeader{width, height,
+                     static_cast<uint64_t>(width * height) + static_cast<uint64_t>(desc.Width)};
+}
+
+Result<CodecOutput> DecodeGif(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  Source source{bytes, 0};
+  int error = 0;
+  GifCloser closer{DGifOpen(&source, OnRead, &error)};
+  GifFileType* gif = closer.gif;
+  if (gif == nullptr) return GifError(error, "header");
+  // The screen itself is checked first: Pillow sizes its image from it.
+  MINERU_RETURN_IF_ERROR(CheckDimensions("gif", gif->SWidth, gif->SHeight, limits));
+  int transparency = -1;
+  MINERU_RETURN_IF_ERROR(FindFirstFrame(gif, &transparency));
+  CodecOutput out;
+  MINERU_RETURN_IF_ERROR(ReadFrame(gif, transparency, limits, out));
+  return out;
 }
 
 }  // namespace mineru::image::internal

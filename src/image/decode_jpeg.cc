@@ -183,7 +183,75 @@ bool ReadJpeg(jpeg_decompress_struct* cinfo, ErrorManager* err, jpeg_progress_mg
   return true;
 }
 
+// What the probe reads from the frame header (plain numbers: ReadHeaderOnly may longjmp).
+struct FrameFacts {
+  uint64_t width = 0, height = 0;
+  int components = 0;
+  bool multiple_scans = false;
+  uint64_t coefficient_bytes = 0;  // libjpeg's whole-image coefficient arrays (multi-scan only)
+  uint64_t padded_width = 0;       // image width rounded up to whole MCUs
+};
+
+// Every libjpeg call of ProbeJpeg; see the file comment about longjmp.
+bool ReadHeaderOnly(jpeg_decompress_struct* cinfo, ErrorManager* err, JpegJob* job,
+                    FrameFacts* facts) {
+  if (setjmp(err->jump)) return false;
+  jpeg_create_decompress(cinfo);
+  jpeg_mem_src(cinfo, job->data.data(), static_cast<unsigned long>(job->data.size()));
+  // Reads the markers up to the first scan: the frame header and its component geometry
+  // (width_in_blocks and height_in_blocks are set once the first SOS is reached).
+  jpeg_read_header(cinfo, TRUE);
+  facts->width = cinfo->image_width;
+  facts->height = cinfo->image_height;
+  facts->components = cinfo->num_components;
+  facts->multiple_scans = jpeg_has_multiple_scans(cinfo) != 0;
+  const uint64_t mcu_width = uint64_t{8} * std::max(cinfo->max_h_samp_factor, 1);
+  facts->padded_width = (facts->width + mcu_width - 1) / mcu_width * mcu_width;
+  for (int c = 0; c < cinfo->num_components; ++c) {
+    const jpeg_component_info& comp = cinfo->comp_info[c];
+    const uint64_t h = std::max(comp.h_samp_factor, 1), v = std::max(comp.v_samp_factor, 1);
+    // jdcoefct.c: one JBLOCK (64 coefficients of 2 bytes) per block, rounded up to whole MCUs.
+    const uint64_t blocks_wide = (uint64_t{comp.width_in_blocks} + h - 1) / h * h;
+    const uint64_t blocks_high = (uint64_t{comp.height_in_blocks} + v - 1) / v * v;
+    facts->coefficient_bytes += blocks_wide * blocks_high * sizeof(JBLOCK);
+  }
+  return true;
+}
+
 }  // namespace
+
+Result<CodecHeader> ProbeJpeg(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  JpegJob job;
+  job.data = bytes;
+  job.limits = &limits;
+  jpeg_decompress_struct cinfo{};
+  ErrorManager err{};
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = OnErrorExit;
+  err.pub.emit_message = OnEmitMessage;
+  err.pub.output_message = OnOutputMessage;
+  err.job = &job;
+  FrameFacts facts;
+  const bool ok = ReadHeaderOnly(&cinfo, &err, &job, &facts);
+  jpeg_destroy_decompress(&cinfo);
+  if (!ok)
+    return MakeError(job.code, job.error.empty() ? "jpeg: cannot read the header" : job.error);
+  if (facts.components != 1 && facts.components != 3 && facts.components != 4) {
+    SetUnsupported(&job, facts.components);
+    return MakeError(job.code, job.error);
+  }
+  MINERU_RETURN_IF_ERROR(CheckDimensions("jpeg", static_cast<int64_t>(facts.width),
+                                         static_cast<int64_t>(facts.height), limits));
+  CodecHeader header{static_cast<int64_t>(facts.width), static_cast<int64_t>(facts.height), 0};
+  // A file of several scans (progressive, or sequential with separate component scans) keeps
+  // every coefficient until its last scan. Besides: the row groups of the main buffer,
+  // upsampler and colour converter, at most 3 x 4 sample rows of 8 per component at full
+  // width (128 bytes a column covers them), and ReadJpeg's sample row and CMYK row.
+  header.scratch_bytes = (facts.multiple_scans ? facts.coefficient_bytes : 0) +
+                         facts.padded_width * static_cast<uint64_t>(facts.components) * 128 +
+                         facts.width * 8;
+  return header;
+}
 
 Result<CodecOutput> DecodeJpeg(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
   JpegJob job;

@@ -221,7 +221,69 @@ Status CheckChunkSizes(std::span<const uint8_t> bytes, const DecodeLimits& limit
   return OkStatus();
 }
 
+uint32_t ReadBe32(const uint8_t* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
+}
+
+// Samples per pixel of a colour type, or 0 for a type PNG does not define; `depth_ok` tells
+// whether the bit depth is one the type allows (PNG 1.2 table 11.1, which libpng enforces).
+int Channels(int color_type, int depth, bool* depth_ok) {
+  const bool low = depth == 1 || depth == 2 || depth == 4 || depth == 8;
+  switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY:
+      *depth_ok = low || depth == 16;
+      return 1;
+    case PNG_COLOR_TYPE_RGB:
+      *depth_ok = depth == 8 || depth == 16;
+      return 3;
+    case PNG_COLOR_TYPE_PALETTE:
+      *depth_ok = low;
+      return 1;
+    case PNG_COLOR_TYPE_GRAY_ALPHA:
+      *depth_ok = depth == 8 || depth == 16;
+      return 2;
+    case PNG_COLOR_TYPE_RGB_ALPHA:
+      *depth_ok = depth == 8 || depth == 16;
+      return 4;
+    default:
+      *depth_ok = false;
+      return 0;
+  }
+}
+
 }  // namespace
+
+// The IHDR chunk, which the format requires first (libpng refuses a file without it there), read
+// by hand: png_read_info would also read and inflate every chunk before the image data.
+Result<CodecHeader> ProbePng(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  if (bytes.size() < 33) return Fail(ErrorCode::kCorrupt, "png: file is truncated (header)");
+  if (ReadBe32(&bytes[8]) != 13 || std::memcmp(&bytes[12], "IHDR", 4) != 0) {
+    return Fail(ErrorCode::kCorrupt, "png: the first chunk is not a 13-byte IHDR");
+  }
+  const uint32_t width = ReadBe32(&bytes[16]), height = ReadBe32(&bytes[20]);
+  const int depth = bytes[24], color_type = bytes[25], interlace = bytes[28];
+  if (width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX) {
+    return Fail(ErrorCode::kCorrupt, "png: image size {} x {} is out of the format's range", width,
+                height);
+  }
+  bool depth_ok = false;
+  const int channels = Channels(color_type, depth, &depth_ok);
+  if (channels == 0 || !depth_ok || interlace > 1) {
+    return Fail(ErrorCode::kCorrupt,
+                "png: invalid IHDR (colour type {}, bit depth {}, interlace {})", color_type, depth,
+                interlace);
+  }
+  MINERU_RETURN_IF_ERROR(CheckDimensions("png", width, height, limits));
+  CodecHeader header{width, height, 0};
+  // libpng's two raw rows (the current and the previous one, for filtering), then ReadPng's
+  // buffer: rows after png_set_strip_16 / png_set_packing (16-bit grey keeps 2 bytes), one row
+  // or, interlaced, the whole image.
+  const uint64_t raw_row = (uint64_t{width} * channels * depth + 7) / 8 + 1;
+  const uint64_t out_row =
+      uint64_t{width} * channels * (depth == 16 && color_type == PNG_COLOR_TYPE_GRAY ? 2 : 1);
+  header.scratch_bytes = 2 * raw_row + (interlace == 1 ? out_row * height : out_row);
+  return header;
+}
 
 Result<CodecOutput> DecodePng(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
   MINERU_RETURN_IF_ERROR(CheckChunkSizes(bytes, limits));

@@ -232,10 +232,9 @@ struct TiffCloser {
   }
 };
 
-}  // namespace
-
-Result<CodecOutput> DecodeTiff(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
-  Source src{bytes, 0, {}};
+// Opens `src` and reads its first directory, with libtiff's single allocations capped by
+// limits.max_metadata_bytes and its messages kept in `src`.
+Result<TIFF*> Open(Source& src, const DecodeLimits& limits) {
   TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
   if (options == nullptr) return Fail(ErrorCode::kResourceExhausted, "tiff: out of memory");
   TIFFOpenOptionsSetMaxSingleMemAlloc(
@@ -243,11 +242,48 @@ Result<CodecOutput> DecodeTiff(std::span<const uint8_t> bytes, const DecodeLimit
                    std::max<uint64_t>(limits.max_metadata_bytes, 1), uint64_t{1} << 62)));
   TIFFOpenOptionsSetErrorHandlerExtR(options, OnError, &src);
   TIFFOpenOptionsSetWarningHandlerExtR(options, OnWarning, nullptr);
-  TiffCloser closer{TIFFClientOpenExt("tiff", "r", &src, OnRead, OnWrite, OnSeek, OnClose, OnSize,
-                                      OnMap, OnUnmap, options)};
+  TIFF* tif = TIFFClientOpenExt("tiff", "r", &src, OnRead, OnWrite, OnSeek, OnClose, OnSize, OnMap,
+                                OnUnmap, options);
   TIFFOpenOptionsFree(options);
-  TIFF* tif = closer.tif;
   if (tif == nullptr) return TiffError(src, "cannot read the header");
+  return tif;
+}
+
+}  // namespace
+
+Result<CodecHeader> ProbeTiff(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  Source src{bytes, 0, {}};
+  MINERU_ASSIGN_OR_RETURN(TIFF * opened, Open(src, limits));
+  TiffCloser closer{opened};
+  TIFF* tif = closer.tif;
+  uint32_t width = 0, height = 0;
+  if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) ||
+      !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height)) {
+    return TiffError(src, "no image size");
+  }
+  MINERU_RETURN_IF_ERROR(CheckDimensions("tiff", width, height, limits));
+  uint16_t spp = 1, bps = 1, planar = PLANARCONFIG_CONTIG;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bps);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  // DecodeTiff's planes hold the whole page as file samples (one plane per sample when they are
+  // separate), plus one decoded tile or strip and two rows of conversion buffers. Computed from
+  // the tags rather than TIFFScanlineSize so that absurd values count in full instead of failing.
+  const bool separate = planar == PLANARCONFIG_SEPARATE;
+  const uint64_t row_bytes = (uint64_t{width} * bps * (separate ? 1 : spp) + 7) / 8;
+  const uint64_t planes = row_bytes * height * (separate ? spp : 1);
+  const tmsize_t piece = TIFFIsTiled(tif) ? TIFFTileSize(tif) : TIFFStripSize(tif);
+  CodecHeader header{width, height, 0};
+  header.scratch_bytes =
+      planes + static_cast<uint64_t>(std::max<tmsize_t>(piece, 0)) + uint64_t{width} * 5;
+  return header;
+}
+
+Result<CodecOutput> DecodeTiff(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  Source src{bytes, 0, {}};
+  MINERU_ASSIGN_OR_RETURN(TIFF * opened, Open(src, limits));
+  TiffCloser closer{opened};
+  TIFF* tif = closer.tif;
 
   Layout l;
   if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &l.width) ||

@@ -113,6 +113,28 @@ Status DecodeFirstFrame(const WebPData& data, RgbImage& image) {
 
 }  // namespace
 
+Result<CodecHeader> ProbeWebp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
+  // The RIFF header and the VP8X canvas (or the one frame's header): what DecodeWebp sizes its
+  // output by.
+  WebPBitstreamFeatures features;
+  const VP8StatusCode status = WebPGetFeatures(bytes.data(), bytes.size(), &features);
+  if (status != VP8_STATUS_OK) {
+    return Fail(ErrorCode::kCorrupt, "webp: cannot read the header: {}", StatusText(status));
+  }
+  MINERU_RETURN_IF_ERROR(CheckDimensions("webp", features.width, features.height, limits));
+  CodecHeader header{features.width, features.height, 0};
+  const uint64_t pixels = uint64_t(features.width) * uint64_t(features.height);
+  // Per pixel: a still image decodes into DecodeStill's RGBA buffer (4 bytes); a lossless (or
+  // mixed) bitstream also holds its ARGB pixels (4), an alpha plane its bytes (1). An animation
+  // holds WebPAnimDecoder's two RGBA canvases (8) and the frame being decoded (at most the
+  // canvas: 4 ARGB + 1 alpha). Besides: the lossy decoder's row caches, under 64 bytes a column.
+  const bool lossy = features.format == 1;
+  const uint64_t per_pixel =
+      features.has_animation ? 13 : 4 + (lossy ? 0 : 4) + (features.has_alpha ? 1 : 0);
+  header.scratch_bytes = pixels * per_pixel + uint64_t(features.width) * 64;
+  return header;
+}
+
 Result<CodecOutput> DecodeWebp(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
   WebPBitstreamFeatures features;
   const VP8StatusCode status = WebPGetFeatures(bytes.data(), bytes.size(), &features);

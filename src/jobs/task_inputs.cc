@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "image/decode.h"
+#include "image/probe.h"
 #include "jobs/document_outputs.h"
 
 namespace mineru::jobs {
@@ -16,15 +17,36 @@ bool IsPdfBytes(std::string_view bytes) {
   return bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos;
 }
 
+std::span<const uint8_t> Bytes(std::string_view bytes) {
+  return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
+}
+
 bool IsSupportedDocument(std::string_view bytes) {
   if (IsPdfBytes(bytes)) return true;
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
-  return image::SniffFormat(std::span(data, bytes.size())) != image::ImageFormat::kUnknown;
+  return image::SniffFormat(Bytes(bytes)) != image::ImageFormat::kUnknown;
+}
+
+// An image upload's header against the decoding limits and the request's decoded-bytes budget:
+// what the task would refuse from the header anyway, refused before it is queued.
+Status CheckImageHeader(const TaskInput& f, const image::DecodeLimits& limits,
+                        const image::ImageBudget& budget) {
+  if (IsPdfBytes(f.bytes)) return OkStatus();
+  auto header = image::ProbeImage(Bytes(f.bytes), limits);
+  if (!header) {
+    if (header.error().code != ErrorCode::kResourceExhausted) return OkStatus();
+    return Fail(ErrorCode::kInvalidArgument, "{}: {}", f.name, header.error().message);
+  }
+  if (Status within = image::CheckRequestDecodedBytes(header->decoded_bytes(), budget, "the image");
+      !within) {
+    return Fail(ErrorCode::kInvalidArgument, "{}: {}", f.name, within.error().message);
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
-Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files) {
+Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files,
+                       const image::DecodeLimits& limits, const image::ImageBudget& budget) {
   if (files.empty()) return Fail(ErrorCode::kInvalidArgument, "no file was uploaded");
   if (files.size() > max_files) {
     return Fail(ErrorCode::kResourceExhausted, "{} files in one task; the limit is {}",
@@ -40,6 +62,7 @@ Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files) {
                   "or GIF image)",
                   f.name);
     }
+    MINERU_RETURN_IF_ERROR(CheckImageHeader(f, limits, budget));
   }
   return {};
 }

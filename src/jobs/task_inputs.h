@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "image/decode.h"
+#include "image/image_budget.h"
 #include "jobs/task.h"
 
 namespace mineru::jobs {
@@ -15,7 +17,13 @@ namespace mineru::jobs {
 // kInvalidArgument for no file, a name that is not a plain file name, or bytes that are neither a
 // PDF (header in the first 1024 bytes, as PDF readers accept it) nor an image format we decode
 // (MinerU's "Unsupported file type" message); kResourceExhausted for more than `max_files`.
-Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files);
+// An image's header is probed (image/probe.h) against `limits` and `budget`: a declared size
+// past a decoding limit, or decoded bytes over budget.max_request_decoded_bytes, is
+// kInvalidArgument naming the file and the limit, before anything is written (an image whose
+// header is fine but whose data is not still fails in its task, as before).
+Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files,
+                       const image::DecodeLimits& limits = {},
+                       const image::ImageBudget& budget = {});
 
 // Removes the directories in `work_dir` named like task ids, and only those (the work directory
 // may be shared): a previous run's tasks cannot be reached any more, their ids lived in memory.

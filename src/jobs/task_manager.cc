@@ -117,7 +117,9 @@ class TaskManager::Impl {
 
   Result<TaskInfo> Submit(std::vector<TaskInput> files, const ParseOptions& options,
                           std::string annotation) {
-    MINERU_RETURN_IF_ERROR(CheckTaskInputs(files, options_.max_task_files));
+    MINERU_RETURN_IF_ERROR(CheckTaskInputs(files, options_.max_task_files,
+                                           options_.document.image_decode.limits,
+                                           options_.document.image_budget));
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return Fail(ErrorCode::kUnavailable, "the task manager is shutting down");

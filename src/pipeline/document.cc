@@ -20,9 +20,11 @@
 #include "base/sha256.h"
 #include "image/decode.h"
 #include "image/encode.h"
+#include "image/image_budget.h"
 #include "image/pdf/image_layout_pdf.h"
 #include "image/pdf/pdf_document.h"
 #include "image/phash.h"
+#include "image/probe.h"
 #include "image/resize.h"
 #include "image/transform.h"
 #include "pipeline/content_list.h"
@@ -216,6 +218,41 @@ std::string Dump(const Json& json) {
   return json.dump(4, ' ', false, Json::error_handler_t::replace);
 }
 
+// An image input, read under options.image_budget: the header is probed before any decoding,
+// the request limit applies to its decoded bytes, and the file, pixels and scratch wait for room
+// in the process budget (cancellable); `memory` keeps the pixels counted.
+Result<image::RgbImage> ReadImageDocument(const std::string& path, const DocumentOptions& options,
+                                          ByteReservation* memory) {
+  const image::DecodeLimits& limits = options.image_decode.limits;
+  MINERU_ASSIGN_OR_RETURN(
+      std::string file,
+      ReadFileToString(path, static_cast<size_t>(std::min<uint64_t>(limits.max_bytes, SIZE_MAX))));
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  if (image::SniffFormat(bytes) == image::ImageFormat::kUnknown) {
+    // Bytes of no image format: nothing can be decoded, and DecodeImageFile's error is the one
+    // that names the file and what it is not.
+    auto refused = image::DecodeImageFile(path, options.image_decode);
+    if (!refused) return tl::unexpected(std::move(refused).error());
+  }
+  auto header = image::ProbeImage(bytes, limits);
+  if (!header) return tl::unexpected(WithContext(std::move(header).error(), path));
+  if (Status within = image::CheckRequestDecodedBytes(header->decoded_bytes(), options.image_budget,
+                                                      "the image");
+      !within) {
+    return tl::unexpected(WithContext(std::move(within).error(), path));
+  }
+  MINERU_ASSIGN_OR_RETURN(
+      *memory, image::HoldInFlight(options.image_budget,
+                                   bytes.size() + header->decoded_bytes() + header->scratch_bytes,
+                                   options.cancel.get()));
+  image::DecodeOptions decode = options.image_decode;
+  decode.limits = image::LimitsWithin(*header, limits);
+  auto decoded = image::DecodeImage(bytes, decode);
+  if (!decoded) return tl::unexpected(WithContext(std::move(decoded).error(), path));
+  memory->ShrinkTo(decoded->image.pixels.size());  // the file and the scratch are gone
+  return std::move(decoded->image);
+}
+
 enum class SourceKind { kPdf, kImage, kUnknown };
 
 // What a file holds, by its bytes (as MinerU, which judges content, not names): a PDF when
@@ -273,6 +310,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   // bicubic to the size that render would have, since no PDF round trip is needed).
   std::unique_ptr<pdf::PdfDocument> pdf;
   std::optional<image::RgbImage> single;
+  ByteReservation single_memory;  // of options.image_budget.in_flight, for `single`
   int page_count = 1;
   // Bytes that are neither are named in the words of the type the name promises: a ".pdf" goes
   // to the PDF reader ("empty file, not a PDF", "not a PDF (no %PDF- header ...)"), an image
@@ -289,9 +327,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     MINERU_ASSIGN_OR_RETURN(pdf, pdf::PdfDocument::Open(input_path, options.render));
     page_count = pdf->info().page_count();
   } else {
-    MINERU_ASSIGN_OR_RETURN(image::DecodedImage decoded,
-                            image::DecodeImageFile(input_path, options.image_decode));
-    single = std::move(decoded.image);
+    MINERU_ASSIGN_OR_RETURN(single, ReadImageDocument(input_path, options, &single_memory));
   }
   const int first = std::max(0, options.start_page.value_or(0));
   const int last = std::min(page_count - 1, options.end_page.value_or(page_count - 1));
@@ -382,6 +418,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       }
       job.image = std::move(*resized);
       single.reset();
+      single_memory.Release();
       // Kept for <stem>_layout.pdf, drawn once every page is done (one page: one image).
       layout_page = job.image;
       layout_page_width_pt = info.width_pt;

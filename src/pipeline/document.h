@@ -32,6 +32,7 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "image/decode.h"
+#include "image/image_budget.h"
 #include "image/pdf/render_options.h"
 #include "pipeline/generator.h"
 #include "pipeline/page_extractor.h"
@@ -52,6 +53,12 @@ struct DocumentOptions {
   std::optional<int> end_page;
   pdf::RenderOptions render;
   image::DecodeOptions image_decode;
+  // An image input (not a PDF): its header is probed first; decoded bytes over
+  // max_request_decoded_bytes fail the document at once (kResourceExhausted naming the limit),
+  // and the file, its pixels and the decoding scratch wait for room in in_flight (shared with
+  // chat requests) before it is decoded; the pixels stay counted until the page is resized.
+  // Rendered PDF pages are bounded by pages_in_flight instead.
+  image::ImageBudget image_budget;
   bool table_merge = true;  // cross-page table merge (3.7), with table recognition on
   // Pro: the model is asked whether the cells of tables continued across pages merge
   // (enable_cross_page_table_merge, MinerU 3.4.4's default), with table recognition on.

@@ -33,6 +33,10 @@ std::optional<std::string> ChatCacheKey(const engine::Request& request, bool ski
       request.max_new_tokens ? std::to_string(*request.max_new_tokens) : "-",
       skip_special ? 1 : 0));
   for (const std::string& one : stop) AddField(hasher, "stop", one);
+  // Only when present, so that the keys of requests without a bias stay what they were.
+  for (const auto& [token, bias] : s.logit_bias) {
+    AddField(hasher, "bias", fmt::format("{}={:.9g}", token, bias));
+  }
   size_t image = 0;
   for (const text::ChatMessage& message : request.messages) {
     AddField(hasher, "role", message.role);

@@ -10,9 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "image/data_url.h"
-#include "image/decode.h"
-#include "service/url_fetch.h"
+#include "service/api_error.h"
+#include "service/chat_images.h"
 
 namespace mineru::service {
 namespace {
@@ -62,64 +61,11 @@ Result<int32_t> Int32(int64_t value, std::string_view key) {
   return static_cast<int32_t>(value);
 }
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-// One image part's URL to pixels. `where` names the part ("messages[1].content[0]").
-Result<image::RgbImage> LoadImage(std::string_view url, const OpenAiOptions& options,
-                                  const std::string& where) {
-  std::vector<uint8_t> bytes;
-  if (IsHttpUrl(url)) {
-    if (!options.allow_remote_images) {
-      return Fail(ErrorCode::kInvalidArgument,
-                  "{}: remote image URLs are not allowed on this server (start it with "
-                  "--allow-remote-images to fetch them); send a data: URL "
-                  "(data:image/png;base64,...)",
-                  where);
-    }
-    FetchLimits limits;
-    limits.max_bytes = options.max_image_bytes;
-    limits.timeout = options.remote_image_timeout;
-    limits.max_redirects = options.remote_image_max_redirects;
-    limits.allow_private_addresses = options.allow_private_remote_images;
-    auto fetched = FetchUrl(url, limits);
-    if (!fetched) {
-      return Fail(ErrorCode::kInvalidArgument, "{}: cannot fetch the image: {}", where,
-                  fetched.error().message);
-    }
-    bytes.assign(fetched->begin(), fetched->end());
-  } else if (StartsWith(url, "data:")) {
-    auto data = image::ParseDataUrl(url, options.max_image_bytes);
-    if (!data) {
-      return Fail(ErrorCode::kInvalidArgument, "{}: bad image data URL: {}", where,
-                  data.error().message);
-    }
-    if (!StartsWith(data->mime_type, "image/")) {
-      return Fail(ErrorCode::kInvalidArgument, "{}: data URL type '{}' is not an image", where,
-                  data->mime_type);
-    }
-    bytes = std::move(data->bytes);
-  } else {
-    // file:// would read the server's own files; other schemes have no meaning here.
-    return Fail(ErrorCode::kInvalidArgument,
-                "{}: image URLs must be data: URLs (or http(s):// where the server allows "
-                "remote images); this scheme is never fetched",
-                where);
-  }
-  image::DecodeOptions decode;
-  decode.limits.max_bytes = options.max_image_bytes;
-  auto decoded = image::DecodeImage(bytes, decode);
-  if (!decoded) {
-    return Fail(ErrorCode::kInvalidArgument, "{}: unsupported or corrupt image: {}", where,
-                decoded.error().message);
-  }
-  return std::move(decoded->image);
-}
-
 // "messages": roles system/user/assistant; content a string, null, or an array of text and
-// image_url parts. Images go to request->images in order of appearance.
-Status ParseMessages(const Json& messages, const OpenAiOptions& options, engine::Request* request) {
+// image_url parts. Image parts are collected in order of appearance (`images`), to be read
+// once every part is known (service/chat_images.h).
+Status ParseMessages(const Json& messages, engine::Request* request,
+                     std::vector<ImagePart>* images) {
   if (!messages.is_array() || messages.empty()) {
     return Fail(ErrorCode::kInvalidArgument, "'messages' must be a non-empty array");
   }
@@ -168,11 +114,7 @@ Status ParseMessages(const Json& messages, const OpenAiOptions& options, engine:
             return Fail(ErrorCode::kInvalidArgument, "{}.image_url.url must be a string",
                         part_where);
           }
-          MINERU_ASSIGN_OR_RETURN(image::RgbImage rgb, LoadImage(url->get_ref<const std::string&>(),
-                                                                 options, part_where));
-          engine::ImageInput input;
-          input.rgb = std::move(rgb);
-          request->images.push_back(std::move(input));
+          images->push_back({url->get_ref<const std::string&>(), part_where});
           message.content.push_back(text::ChatPart::Image({}));
         } else {
           return Fail(ErrorCode::kInvalidArgument,
@@ -187,10 +129,53 @@ Status ParseMessages(const Json& messages, const OpenAiOptions& options, engine:
   return OkStatus();
 }
 
+// "logit_bias": {"<token id>": bias, ...} as OpenAI and vLLM take it: keys decimal token ids
+// (no sign, no leading zero, so two keys never name one token), values numbers clamped to
+// [-100, 100] as vLLM clamps them; at most limits.max_logit_bias entries, counted before any is
+// read. The engine checks the ids against the vocabulary.
+Status ParseLogitBias(const Json& body, const ChatLimits& limits, engine::SamplingParams* s) {
+  const Json* bias = Field(body, "logit_bias");
+  if (bias == nullptr) return OkStatus();
+  if (!bias->is_object()) {
+    return Fail(ErrorCode::kInvalidArgument, "'logit_bias' must be an object of token ids");
+  }
+  if (bias->size() > limits.max_logit_bias) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "'logit_bias' has {} entries; the limit is {} (--max-logit-bias)", bias->size(),
+                limits.max_logit_bias);
+  }
+  for (auto it = bias->begin(); it != bias->end(); ++it) {
+    const std::string& key = it.key();
+    int64_t id = 0;
+    bool digits = !key.empty() && key.size() <= 10 && (key[0] != '0' || key.size() == 1);
+    for (char c : key) {
+      if (c < '0' || c > '9') {
+        digits = false;
+        break;
+      }
+      id = id * 10 + (c - '0');
+    }
+    if (!digits || id > std::numeric_limits<int32_t>::max()) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "'logit_bias' key '{}' is not a token id (a decimal integer)", key.substr(0, 32));
+    }
+    if (!it.value().is_number()) {
+      return Fail(ErrorCode::kInvalidArgument, "'logit_bias' value of token {} must be a number",
+                  id);
+    }
+    const double value = std::clamp(it.value().get<double>(), double{-engine::kMaxLogitBias},
+                                    double{engine::kMaxLogitBias});
+    s->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(value));
+  }
+  std::sort(s->logit_bias.begin(), s->logit_bias.end());  // by id: one request, one order
+  return OkStatus();
+}
+
 // The sampling fields, OpenAI's defaults where absent (temperature 1, top_p 1), vLLM's
-// extensions (top_k, repetition_penalty, vllm_xargs.no_repeat_ngram_size). Ranges are
-// checked by the engine (SamplingParams::Validate).
-Status ParseSampling(const Json& body, engine::SamplingParams* s) {
+// extensions (top_k, repetition_penalty, vllm_xargs.no_repeat_ngram_size), logit_bias. Ranges
+// are checked by the engine (SamplingParams::Validate); the limits on what costs more as it
+// grows (limits) here.
+Status ParseSampling(const Json& body, const ChatLimits& limits, engine::SamplingParams* s) {
   s->temperature = 1.0f;
   MINERU_ASSIGN_OR_RETURN(auto temperature, NumberField(body, "temperature"));
   if (temperature) s->temperature = static_cast<float>(*temperature);
@@ -211,13 +196,51 @@ Status ParseSampling(const Json& body, engine::SamplingParams* s) {
       return Fail(ErrorCode::kInvalidArgument, "'vllm_xargs' must be an object");
     }
     MINERU_ASSIGN_OR_RETURN(auto ngram, IntField(*xargs, "no_repeat_ngram_size"));
+    if (ngram && *ngram > limits.max_no_repeat_ngram_size) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "'vllm_xargs.no_repeat_ngram_size' is {}; the limit is {} "
+                  "(--max-no-repeat-ngram-size)",
+                  *ngram, limits.max_no_repeat_ngram_size);
+    }
     if (ngram) {
       MINERU_ASSIGN_OR_RETURN(s->no_repeat_ngram_size, Int32(*ngram, "no_repeat_ngram_size"));
     }
   }
   MINERU_ASSIGN_OR_RETURN(auto seed, IntField(body, "seed"));
   if (seed) s->seed = static_cast<uint64_t>(*seed);
-  return OkStatus();
+  return ParseLogitBias(body, limits, s);
+}
+
+// "stop": a string or a list of strings, at most limits.max_stop_strings of them (counted
+// before any is read), each at most limits.max_stop_bytes bytes; empty ones are dropped.
+Result<std::vector<std::string>> ParseStop(const Json& body, const ChatLimits& limits) {
+  std::vector<std::string> out;
+  const Json* stop = Field(body, "stop");
+  if (stop == nullptr) return out;
+  if (!stop->is_string() && !stop->is_array()) {
+    return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
+  }
+  if (stop->is_array() && stop->size() > limits.max_stop_strings) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "'stop' has {} strings; the limit is {} (--max-stop-strings)", stop->size(),
+                limits.max_stop_strings);
+  }
+  const bool one = stop->is_string();
+  for (size_t i = 0; i < (one ? 1 : stop->size()); ++i) {
+    const Json& s = one ? *stop : (*stop)[i];
+    if (!s.is_string()) {
+      return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
+    }
+    const std::string& text = s.get_ref<const std::string&>();
+    if (text.size() > limits.max_stop_bytes) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "'{}' is {} bytes; the limit is {} bytes (--max-stop-bytes)",
+                  one ? std::string("stop") : fmt::format("stop[{}]", i), text.size(),
+                  limits.max_stop_bytes);
+    }
+    if (!text.empty()) out.push_back(text);
+  }
+  return out;
 }
 
 }  // namespace
@@ -238,30 +261,17 @@ Result<ChatRequest> ParseChatRequest(const Json& body, const OpenAiOptions& opti
   if (messages == nullptr) return Fail(ErrorCode::kInvalidArgument, "'messages' is required");
   MINERU_ASSIGN_OR_RETURN(auto n, IntField(body, "n"));
   if (n && *n != 1) return Fail(ErrorCode::kInvalidArgument, "only 'n' = 1 is supported");
-  MINERU_RETURN_IF_ERROR(ParseSampling(body, &out.request.sampling));
+  MINERU_RETURN_IF_ERROR(ParseSampling(body, options.limits, &out.request.sampling));
 
-  // Both limits as the current client sends them; the smaller one applies.
+  // Both limits as the current client sends them; the smaller one applies. Nothing is sized by
+  // them: the engine clamps a limit to what the context leaves.
   for (const char* key : {"max_completion_tokens", "max_tokens"}) {
     MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> limit, IntField(body, key));
     if (!limit) continue;
     if (*limit < 1) return Fail(ErrorCode::kInvalidArgument, "'{}' must be at least 1", key);
     out.request.max_new_tokens = std::min(*limit, out.request.max_new_tokens.value_or(*limit));
   }
-  if (const Json* stop = Field(body, "stop")) {
-    if (stop->is_string()) {
-      out.stop.push_back(stop->get<std::string>());
-    } else if (stop->is_array()) {
-      for (const Json& s : *stop) {
-        if (!s.is_string()) {
-          return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
-        }
-        out.stop.push_back(s.get<std::string>());
-      }
-    } else {
-      return Fail(ErrorCode::kInvalidArgument, "'stop' must be a string or list of strings");
-    }
-    std::erase_if(out.stop, [](const std::string& s) { return s.empty(); });
-  }
+  MINERU_ASSIGN_OR_RETURN(out.stop, ParseStop(body, options.limits));
   MINERU_ASSIGN_OR_RETURN(auto priority, IntField(body, "priority"));
   if (priority) {
     MINERU_ASSIGN_OR_RETURN(out.request.priority, Int32(*priority, "priority"));
@@ -280,9 +290,25 @@ Result<ChatRequest> ParseChatRequest(const Json& body, const OpenAiOptions& opti
     MINERU_ASSIGN_OR_RETURN(auto include_usage, BoolField(*stream_options, "include_usage"));
     out.include_usage = include_usage.value_or(false);
   }
-  // Images last: the most expensive part, after every cheap check.
-  MINERU_RETURN_IF_ERROR(ParseMessages(*messages, options, &out.request));
+  // Images last: the most expensive part, after every cheap check, and only once every part
+  // of every message is known (their count and budgets come before any decoding).
+  std::vector<ImagePart> images;
+  MINERU_RETURN_IF_ERROR(ParseMessages(*messages, &out.request, &images));
+  MINERU_ASSIGN_OR_RETURN(out.request.images, LoadChatImages(images, options));
   return out;
+}
+
+HttpResponse ChatRequestErrorResponse(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kNotFound:
+      return ApiError(404, error.message, "invalid_request_error", "model_not_found");
+    case ErrorCode::kResourceExhausted:
+      return ApiError(413, error.message, "invalid_request_error", "limit_exceeded");
+    case ErrorCode::kUnavailable:
+      return ApiError(503, error.message, "unavailable_error", "service_unavailable");
+    default:
+      return ApiError(400, error.message, "invalid_request_error");
+  }
 }
 
 }  // namespace mineru::service

@@ -20,7 +20,16 @@
 // * "priority": an integer, lower runs first (vLLM's convention). "vllm_xargs":
 //   "no_repeat_ngram_size" is applied; every other key (e.g. "debug") is ignored.
 // * Sampling fields absent from a request keep OpenAI's defaults (temperature 1, top_p 1),
-//   vLLM's for its extensions (top_k off, repetition_penalty 1).
+//   vLLM's for its extensions (top_k off, repetition_penalty 1). "logit_bias" maps decimal
+//   token ids to biases, clamped to [-100, 100] as vLLM clamps them.
+// * Limits (service/chat_limits.h, OpenAiOptions::limits), each checked before the work it
+//   bounds and refused with 400 naming the field and the limit: vllm_xargs.no_repeat_ngram_size,
+//   the number of "stop" strings and the bytes of each, the entries of "logit_bias", the number
+//   of image parts. "n" must be 1. "max_tokens" needs none (the engine clamps it to the context;
+//   nothing is sized by it), nor "top_k" (any value costs one O(vocabulary) selection).
+// * Images (service/chat_images.h): counted, read and their headers probed before any is
+//   decoded; over the request's decoded-bytes budget: 413; the process budget of images in
+//   flight full: 503 with Retry-After.
 #pragma once
 
 #include <string>
@@ -41,8 +50,14 @@ struct ChatRequest {
   bool include_usage = false;
 };
 
-// Errors: kNotFound for a "model" other than options.model_id (404); kInvalidArgument for
-// everything else the client got wrong (400), naming the field.
+// Errors: kNotFound for a "model" other than options.model_id (404); kResourceExhausted for
+// images over the request's budget (413); kUnavailable for a full process budget of images in
+// flight (503); kInvalidArgument for everything else the client got wrong (400), naming the
+// field.
 Result<ChatRequest> ParseChatRequest(const Json& body, const OpenAiOptions& options);
+
+// The HTTP answer to an error of ParseChatRequest, as listed there, in the OpenAI error shape
+// (service/api_error.h); 503 carries Retry-After.
+HttpResponse ChatRequestErrorResponse(const Error& error);
 
 }  // namespace mineru::service

@@ -29,14 +29,10 @@ namespace {
 // How often a waiting handler checks whether its client went away.
 constexpr std::chrono::milliseconds kPollInterval{100};
 
-// Errors found while reading the request: kNotFound is the unknown model (404), everything else
-// is the client's mistake (400).
-HttpResponse RequestError(const Error& error) {
-  if (error.code == ErrorCode::kNotFound) {
-    return ApiError(404, error.message, "invalid_request_error", "model_not_found");
-  }
-  return ApiError(400, error.message, "invalid_request_error");
-}
+// Errors found while reading the request: service/chat_request.h maps them (the unknown model
+// 404, images over the request's budget 413, a full budget of images in flight 503, everything
+// else 400).
+HttpResponse RequestError(const Error& error) { return ChatRequestErrorResponse(error); }
 
 // Errors of Engine::Submit: a full queue is 429, a stopping engine 503 (both with Retry-After),
 // a refused request 400, anything else 500.

@@ -46,6 +46,7 @@
 #include "image/decode.h"
 #include "pipeline/profile.h"
 #include "pipeline/request_cache.h"
+#include "service/chat_limits.h"
 #include "service/http_server.h"
 #include "service/url_fetch.h"
 
@@ -61,6 +62,9 @@ struct OpenAiOptions {
   pipeline::Profile profile = pipeline::Profile::k2509;
   // Largest image: bytes of the encoded file inside one data URL, or fetched from a URL.
   uint64_t max_image_bytes = image::kDefaultMaxImageBytes;
+  // What one request may ask for: images (their count, decoded bytes and the process-wide
+  // budget of images in flight), no-repeat n-gram size, stop strings, logit_bias.
+  ChatLimits limits;
   // Fetch http:// and https:// image URLs (--allow-remote-images); off by default because a
   // server that fetches URLs its clients name can be steered at internal addresses.
   bool allow_remote_images = false;

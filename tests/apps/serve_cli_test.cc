@@ -302,6 +302,87 @@ TEST(ServeCliTest, BadFlagsAndModelsAreRefused) {
   EXPECT_TRUE(testing::ExitedWith(missing, 1)) << Describe(missing);
 }
 
+// White PNGs of 28 x 28 (2,352 bytes decoded) and 28 x 29 (2,436 bytes), and the first as base64.
+const std::string kWhitePng28(
+    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x1c\x00\x00"
+    "\x00\x1c\x08\x02\x00\x00\x00\xfd\x6f\x48\xc3\x00\x00\x00\x22\x49\x44\x41\x54\x78\xda\x63"
+    "\xf8\x4f\x03\xc0\x30\x6a\xe8\xa8\xa1\xa3\x86\x8e\x1a\x3a\x6a\xe8\xa8\xa1\xa3\x86\x8e\x1a"
+    "\x3a\x32\x0c\x05\x00\xf2\x60\x27\x58\x07\x98\x30\xea\x00\x00\x00\x00\x49\x45\x4e\x44\xae"
+    "\x42\x60\x82",
+    91);
+const std::string kWhitePng28x29(
+    "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x1c\x00\x00"
+    "\x00\x1d\x08\x02\x00\x00\x00\x36\x33\x9b\x66\x00\x00\x00\x23\x49\x44\x41\x54\x78\xda\x63"
+    "\xf8\x4f\x03\xc0\x30\x6a\xe8\xa8\xa1\xa3\x86\x8e\x1a\x3a\x6a\xe8\xa8\xa1\xa3\x86\x8e\x1a"
+    "\x3a\x6a\x28\xd9\x00\x00\xe8\x3b\x7b\x04\xfc\xee\xee\xad\x00\x00\x00\x00\x49\x45\x4e\x44"
+    "\xae\x42\x60\x82",
+    92);
+constexpr char kWhitePng28Base64[] =
+    "iVBORw0KGgoAAAANSUhEUgAAABwAAAAcCAIAAAD9b0jDAAAAIklEQVR42mP4TwPAMGroqKGjho4aOmroqKGjho4aOjIM"
+    "BQDyYCdYB5gw6gAAAABJRU5ErkJggg==";
+
+// The flags of issue 14's request limits reach the chat API and the uploads: each limit set on
+// the command line is exact there (the limit accepted, one past it refused naming the flag), and
+// contradictory or out-of-range values are usage errors.
+TEST(ServeCliTest, RequestCostFlagsReachTheChatApiAndUploads) {
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-no-repeat-ngram-size", "0"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-stop-strings", "4097"})));
+  EXPECT_TRUE(UsageError(RunCli({"serve", "--model", "m", "--max-image-bytes-in-flight", "10",
+                                 "--max-request-decoded-bytes", "20"})));
+  const std::string scratch = testing::TestDir();
+  const std::string model = TinyModel(scratch);
+  ServeProcess server({"--model", model, "--work-dir", scratch + "/work", "--max-tokens", "4",
+                       "--max-no-repeat-ngram-size", "100", "--max-stop-strings", "1",
+                       "--max-request-decoded-bytes", "2352", "--max-image-bytes-in-flight",
+                       "1000000"});
+  ASSERT_FALSE(server.url().empty()) << server.log();
+  const int port = server.port();
+  const auto chat = [&](Json body) {
+    body["max_tokens"] = 4;
+    return Exchange(port, "POST", "/v1/chat/completions", body.dump());
+  };
+  const std::string png = std::string("data:image/png;base64,") + kWhitePng28Base64;
+  const Json image_part = {{"type", "image_url"}, {"image_url", {{"url", png}}}};
+  const Json text = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  Json ngram = text;
+  ngram["vllm_xargs"] = {{"no_repeat_ngram_size", 100}};
+  auto at = chat(ngram);
+  ASSERT_TRUE(at);
+  EXPECT_EQ(at->status, 200) << at->body;
+  ngram["vllm_xargs"] = {{"no_repeat_ngram_size", 101}};
+  auto past = chat(ngram);
+  ASSERT_TRUE(past);
+  EXPECT_EQ(past->status, 400) << past->body;
+  EXPECT_NE(past->body.find("--max-no-repeat-ngram-size"), std::string::npos) << past->body;
+  Json stops = text;
+  stops["stop"] = {"a", "b"};
+  auto two = chat(stops);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->status, 400) << two->body;
+  EXPECT_NE(two->body.find("--max-stop-strings"), std::string::npos) << two->body;
+  // One 28 x 28 image is exactly the decoded-bytes limit; two are 413.
+  Json one_image = {{"messages", {{{"role", "user"}, {"content", {image_part}}}}}};
+  auto fits = chat(one_image);
+  ASSERT_TRUE(fits);
+  EXPECT_EQ(fits->status, 200) << fits->body;
+  Json two_images = {{"messages", {{{"role", "user"}, {"content", {image_part, image_part}}}}}};
+  auto over = chat(two_images);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, 413) << over->body;
+  EXPECT_NE(over->body.find("--max-request-decoded-bytes"), std::string::npos) << over->body;
+  // The same limit for an uploaded image document: 28 x 28 is accepted, 28 x 29 refused.
+  auto upload =
+      Exchange(port, "POST", "/v1/document/parse?filename=page.png", kWhitePng28, "image/png");
+  ASSERT_TRUE(upload);
+  EXPECT_EQ(upload->status, 202) << upload->body;
+  auto taller =
+      Exchange(port, "POST", "/v1/document/parse?filename=page.png", kWhitePng28x29, "image/png");
+  ASSERT_TRUE(taller);
+  EXPECT_EQ(taller->status, 400) << taller->body;
+  EXPECT_NE(taller->body.find("--max-request-decoded-bytes"), std::string::npos) << taller->body;
+  EXPECT_EQ(server.Stop(), 0) << server.log();
+}
+
 }  // namespace
 }  // namespace mineru::apps
 

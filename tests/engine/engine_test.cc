@@ -311,7 +311,10 @@ TEST(EngineTest, InvalidRequestsAreRefusedWithReasons) {
   Request bad_stop = GreedyRequest(doc, 4);
   bad_stop.stop_ids = std::vector<int32_t>{-1};
   expect_refused(std::move(bad_stop), "stop id");
-  EXPECT_EQ(engine->Stats().rejected, 12);
+  Request bad_bias = GreedyRequest(doc, 4);
+  bad_bias.sampling.logit_bias = {{151936, 1.0f}};
+  expect_refused(std::move(bad_bias), "logit_bias token 151936 is outside the vocabulary");
+  EXPECT_EQ(engine->Stats().rejected, 13);
 }
 
 TEST(EngineTest, OptionsAreValidated) {

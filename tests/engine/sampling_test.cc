@@ -260,6 +260,88 @@ TEST(SamplingTest, NgramMatchesBruteForceOnRandomOutputs) {
   }
 }
 
+TEST(SamplingTest, HugeNgramSizeCostsNothingToSetUpAndNeverBans) {
+  // Reproduces issue 14: vllm_xargs.no_repeat_ngram_size = 2^31 - 1 (a 190-byte request) made
+  // the sampler's constructor loop 2^31 times (6.6 CPU-seconds). The power it computed is now
+  // taken by squaring, O(log n): a thousand such samplers took almost two hours before and take
+  // milliseconds now (the test timeout is the guard). An n-gram longer than the output never
+  // completes, so nothing is ever banned.
+  SamplingParams p = Greedy();
+  p.no_repeat_ngram_size = std::numeric_limits<int32_t>::max();
+  for (int i = 0; i < 1000; ++i) {
+    Sampler sampler(p, {}, 4);
+    sampler.Accept(i % 4);
+    ASSERT_TRUE(BannedBy(sampler, 4).empty());
+  }
+}
+
+TEST(SamplingTest, NgramThousandMatchesBruteForce) {
+  // The rolling hash drops its oldest token with base^(n-1), now computed by squaring: a long
+  // window exercises it on every step.
+  constexpr int kN = 1000;
+  constexpr int64_t kVocab = 5;
+  SamplingParams p = Greedy();
+  p.no_repeat_ngram_size = kN;
+  Sampler sampler(p, {}, kVocab);
+  std::vector<int32_t> out;
+  std::mt19937 rng(3);
+  for (int step = 0; step < 2600; ++step) {
+    if (step % 50 == 0 || step > 2000) {
+      ASSERT_EQ(BannedBy(sampler, kVocab), BruteForceBanned(out, kN)) << "step " << step;
+    }
+    // A period-13 motif with rare noise: windows of 999 tokens recur.
+    const int32_t token = step % 97 == 96 ? static_cast<int32_t>(rng() % kVocab)
+                                          : static_cast<int32_t>((step * 7) % 13 % kVocab);
+    sampler.Accept(token);
+    out.push_back(token);
+  }
+}
+
+// ---- logit bias ----
+
+TEST(SamplingTest, LogitBiasIsAddedBeforeThePenalties) {
+  SamplingParams p = Greedy();
+  p.logit_bias = {{1, 3.0f}, {3, -100.0f}};
+  p.repetition_penalty = 2.0f;
+  Sampler sampler(p, std::vector<int32_t>{1}, 4);
+  int32_t token = -1;
+  // Token 1: (1 + 3) / 2 = 2 (bias first, then the repetition penalty divides a positive logit).
+  const std::vector<float> out = Processed(sampler, {1.0f, 1.0f, 1.5f, 50.0f}, &token);
+  EXPECT_FLOAT_EQ(out[0], 1.0f);
+  EXPECT_FLOAT_EQ(out[1], 2.0f);
+  EXPECT_FLOAT_EQ(out[3], -50.0f);
+  EXPECT_EQ(token, 1);
+}
+
+TEST(SamplingTest, LogitBiasForcesATokenWhenSampling) {
+  SamplingParams p = Sampled(1.0f, 9);
+  p.logit_bias = {{2, 100.0f}};
+  Sampler sampler(p, {}, 8);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<float> logits(8, 0.0f);
+    ASSERT_EQ(sampler.Next(logits), 2);  // e^100 against seven e^0
+  }
+}
+
+TEST(SamplingTest, TopKPastTheVocabularyIsOff) {
+  // top_k costs one selection over the vocabulary whatever its value; past the vocabulary it
+  // keeps everything, exactly as top_k off.
+  std::mt19937 rng(5);
+  std::vector<float> logits(64);
+  for (float& x : logits) x = static_cast<float>(rng() % 1000) / 100.0f;
+  SamplingParams off = Sampled(0.8f, 11);
+  SamplingParams huge = off;
+  huge.top_k = std::numeric_limits<int32_t>::max();
+  Sampler a(off, {}, 64), b(huge, {}, 64);
+  for (int i = 0; i < 100; ++i) {
+    std::vector<float> x = logits, y = logits;
+    const int32_t ta = a.Next(x), tb = b.Next(y);
+    ASSERT_EQ(ta, tb) << "step " << i;
+    a.Accept(ta);
+    b.Accept(tb);
+  }
+}
+
 // ---- greedy ----
 
 TEST(SamplingTest, GreedyTieGoesToLowestId) {
@@ -562,6 +644,7 @@ TEST(SamplingTest, ValidateAcceptsDefaultsAndOffValues) {
   p.frequency_penalty = 2.0f;
   p.repetition_penalty = 0.01f;
   p.temperature = 30.0f;
+  p.logit_bias = {{0, -100.0f}, {7, 100.0f}};
   EXPECT_TRUE(p.Validate().has_value());
 }
 
@@ -586,6 +669,22 @@ TEST(SamplingTest, ValidateRejectsEachBadField) {
       {"repetition_penalty", [](SamplingParams& p) { p.repetition_penalty = -1.0f; }},
       {"repetition_penalty", [](SamplingParams& p) { p.repetition_penalty = kNaN; }},
       {"no_repeat_ngram_size", [](SamplingParams& p) { p.no_repeat_ngram_size = -1; }},
+      {"logit_bias",
+       [](SamplingParams& p) {
+         p.logit_bias = {{-1, 1.0f}};
+       }},
+      {"logit_bias",
+       [](SamplingParams& p) {
+         p.logit_bias = {{5, 100.5f}};
+       }},
+      {"logit_bias",
+       [](SamplingParams& p) {
+         p.logit_bias = {{5, kNaN}};
+       }},
+      {"logit_bias",
+       [](SamplingParams& p) {
+         p.logit_bias = {{5, 1.0f}, {2, 0.0f}, {5, 2.0f}};
+       }},
   };
   for (const Case& c : cases) {
     SamplingParams p;

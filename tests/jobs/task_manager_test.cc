@@ -353,6 +353,43 @@ TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
   EXPECT_EQ((*manager)->Subscribe("no-such-task", [](const TaskInfo&) { return true; }), 0u);
 }
 
+TEST(TaskManagerTest, ImageUploadsOverTheImageLimitsAreRefusedFromTheirHeaders) {
+  // Issue 14: an upload's image budget is checked at submission from its header (a 200 x 100
+  // PNG decodes to 60,000 bytes): exactly the limit is accepted, one byte less refused naming
+  // the file and the limit, as is a declared size past the pixel limit; nothing is queued.
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(SimplePageAnswer);
+  TaskManagerOptions options = Options(dir);
+  options.document.image_budget.max_request_decoded_bytes = 60000;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const std::string png = PlainPng(200, 100, 7);
+  auto ok = (*manager)->Submit({{"page.png", png}}, {});
+  ASSERT_TRUE(ok) << ok.error().ToString();
+  EXPECT_EQ(WaitFinal(**manager, ok->id).status, TaskStatus::kCompleted);
+  TaskManagerOptions tighter = Options(dir + "/2");
+  tighter.document.image_budget.max_request_decoded_bytes = 59999;
+  tighter.document.image_decode.limits.max_pixels = 1000;
+  auto strict = TaskManager::Create(generator, tighter);
+  ASSERT_TRUE(strict);
+  auto over = (*strict)->Submit({{"page.png", png}}, {});
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(over.error().message.find("page.png: "), std::string::npos) << over.error().message;
+  EXPECT_NE(over.error().message.find("pixels is over the limit of 1000"), std::string::npos)
+      << over.error().message;
+  tighter.document.image_decode.limits.max_pixels = 20000;
+  auto budgeted = TaskManager::Create(generator, tighter);
+  ASSERT_TRUE(budgeted);
+  auto refused = (*budgeted)->Submit({{"page.png", png}}, {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("--max-request-decoded-bytes"), std::string::npos)
+      << refused.error().message;
+  const TaskCounts counts = (*budgeted)->Counts();
+  EXPECT_EQ(counts.pending + counts.processing + counts.completed + counts.failed, 0);
+}
+
 TEST(TaskManagerTest, ADocumentThatCannotBeOpenedFailsTheTask) {
   const std::string dir = TestDir();
   ScriptedGenerator generator(SimplePageAnswer);

@@ -57,6 +57,11 @@ TEST(ChatCacheKeyTest, EveryInputThatChangesTheAnswerChangesTheKey) {
       {"repetition_penalty", [](engine::Request& r) { r.sampling.repetition_penalty = 1.05f; }},
       {"no_repeat_ngram_size", [](engine::Request& r) { r.sampling.no_repeat_ngram_size = 100; }},
       {"seed", [](engine::Request& r) { r.sampling.seed = 1; }},
+      // A bias changes the answer: a cached answer without it would be wrong (issue 14).
+      {"logit_bias",
+       [](engine::Request& r) {
+         r.sampling.logit_bias = {{7, -100.0f}};
+       }},
       {"max tokens", [](engine::Request& r) { r.max_new_tokens = 9; }},
       {"no max tokens", [](engine::Request& r) { r.max_new_tokens.reset(); }},
       {"role", [](engine::Request& r) { r.messages[0].role = "user"; }},
@@ -81,6 +86,10 @@ TEST(ChatCacheKeyTest, EveryInputThatChangesTheAnswerChangesTheKey) {
     ASSERT_TRUE(key) << what;
     EXPECT_NE(*key, *base) << what;
   }
+  engine::Request biased = BaseRequest(), rebiased = BaseRequest();
+  biased.sampling.logit_bias = {{7, -100.0f}};
+  rebiased.sampling.logit_bias = {{7, -99.5f}};
+  EXPECT_NE(ChatCacheKey(biased, false, {}), ChatCacheKey(rebiased, false, {}));
   EXPECT_NE(ChatCacheKey(BaseRequest(), true, {}), base);  // skip_special_tokens
   EXPECT_NE(ChatCacheKey(BaseRequest(), false, {"</s>"}), base);
   EXPECT_NE(ChatCacheKey(BaseRequest(), false, {"a", "b"}),

@@ -18,8 +18,10 @@
 
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "base/byte_budget.h"
 #include "base/json.h"
 #include "image/data_url.h"
+#include "image/encode.h"
 #include "image_server.h"
 #include "service/api_error.h"
 #include "tiny_chat.h"
@@ -478,6 +480,62 @@ TEST_F(OpenAiApiTest, RequestPastItsTimeoutIs504OrAnErrorEvent) {
       EXPECT_EQ(event.find("finish_reason\":\"length"), std::string::npos) << event;
     }
   }
+}
+
+// Issue 14 over HTTP: sixteen JPEGs of a few hundred bytes declaring 9000 x 9000 each (15 KB of
+// request, 3.9 GB decoded) got a server in a 3 GiB cgroup killed; now they are refused with 413
+// from their headers, without Retry-After (a permanent limit). A full budget of images in
+// flight is 503 with Retry-After; a parameter past its limit is 400 naming it. The budget is
+// given back once the engine is done with the images.
+TEST_F(OpenAiApiTest, ImageBudgetsAnswer413Or503AndParameterLimits400) {
+  ByteBudget in_flight(image::kDefaultMaxImageBytesInFlight);
+  OpenAiOptions api;
+  api.limits.images.in_flight = &in_flight;
+  auto server = StartServer(*engine_, api);
+
+  auto jpeg = image::EncodeJpeg(*image::MakeImage(8, 8, 128, 128, 128));
+  ASSERT_TRUE(jpeg);
+  std::vector<uint8_t> bomb = *jpeg;
+  for (size_t i = 2; i + 8 < bomb.size(); ++i) {
+    if (bomb[i] == 0xff && bomb[i + 1] == 0xc0) {
+      bomb[i + 5] = bomb[i + 7] = 9000 >> 8;
+      bomb[i + 6] = bomb[i + 8] = 9000 & 0xff;
+      break;
+    }
+  }
+  Json body = MineruBody("\nText Recognition:", image::MakeDataUrl("image/jpeg", bomb));
+  Json& content = body["messages"][1]["content"];
+  for (int i = 1; i < 16; ++i) content.insert(content.begin(), content[0]);
+  auto refused = ChatOn(*server, body);
+  ExpectOpenAiError(refused, 413, "sixteen 9000 x 9000 JPEGs");
+  EXPECT_NE(refused->body.find("--max-request-decoded-bytes"), std::string::npos) << refused->body;
+  EXPECT_EQ(refused->Header("retry-after"), "");
+  EXPECT_EQ((*ParseJson(refused->body, "e"))["error"]["code"], "limit_exceeded");
+  EXPECT_EQ(in_flight.in_use(), 0u);
+
+  {
+    auto others = in_flight.TryReserve(in_flight.capacity());
+    ASSERT_TRUE(others);
+    auto busy = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+    ExpectOpenAiError(busy, 503, "budget of images in flight full");
+    EXPECT_EQ(busy->Header("retry-after"), std::to_string(kRetryAfter.count()));
+  }
+
+  Json ngram = MineruBody("\nText Recognition:", *image_url_);
+  ngram["vllm_xargs"]["no_repeat_ngram_size"] = 2147483647;
+  auto too_long = ChatOn(*server, ngram);
+  ExpectOpenAiError(too_long, 400, "no_repeat_ngram_size over its limit");
+  EXPECT_NE(too_long->body.find("--max-no-repeat-ngram-size"), std::string::npos);
+
+  auto ok = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  // The engine drops a request's images once they are encoded; the answer may come first.
+  for (int i = 0; i < 6000 && in_flight.in_use() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(in_flight.in_use(), 0u);
+  EXPECT_GT(in_flight.peak(), 0u);
 }
 
 }  // namespace
