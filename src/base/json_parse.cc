@@ -79,7 +79,10 @@ class BoundedDomBuilder {
     const uint64_t bytes = kStringBytes + CharsBytes(json.get_ref<const Json::string_t&>());
     return Place(std::move(json), bytes) != nullptr;
   }
-  bool binary(Json::binary_t& /*value*/) { return false; }  // never produced from JSON text
+  bool binary(Json::binary_t& /*value*/) {  // never produced from JSON text
+    syntax_error_ = "a binary value";
+    return false;
+  }
 
   bool start_object(std::size_t /*elements*/) {
     Json* object = Place(Json(Json::value_t::object), kObjectBytes);
@@ -246,8 +249,9 @@ Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonL
   }
   switch (builder.refusal()) {
     case Refusal::kDepth:
-      return Fail(ErrorCode::kResourceExhausted, "{}: JSON nested deeper than the limit of {}",
-                  name, limits.max_depth);
+      return Fail(ErrorCode::kResourceExhausted,
+                  "{}: JSON nested deeper than the limit of {} (JsonLimits::max_depth)", name,
+                  limits.max_depth);
     case Refusal::kValues:
       return Fail(ErrorCode::kResourceExhausted,
                   "{}: JSON holds more values than the limit of {} (JsonLimits::max_values)", name,
