@@ -377,7 +377,7 @@ Sample ChatOnce(Connection& c, const std::string& body) {
     s.error = "HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);
     return s;
   }
-  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  Json json = ParseJson(reply->body, "chat reply").value_or(Json());
   const Json* tokens = json.is_object() && json.contains("usage") && json["usage"].is_object()
                            ? &json["usage"]["completion_tokens"]
                            : nullptr;
@@ -399,7 +399,7 @@ Sample ParseOnce(Connection& c, const Upload& upload, const std::string& body,
     s.error = reply.error().ToString();
     return s;
   }
-  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  Json json = ParseJson(reply->body, "submit reply").value_or(Json());
   if (reply->status != 202 || !json.is_object() || !json["task_id"].is_string()) {
     s.error = "submit: HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);
     return s;
@@ -412,7 +412,7 @@ Sample ParseOnce(Connection& c, const Upload& upload, const std::string& body,
       s.error = polled.error().ToString();
       return s;
     }
-    Json task = Json::parse(polled->body, nullptr, /*allow_exceptions=*/false);
+    Json task = ParseJson(polled->body, "task", JsonFileLimits()).value_or(Json());
     const std::string status = task.is_object() ? task.value("status", "") : "";
     if (polled->status != 200 || status.empty()) {
       s.error = "poll: HTTP " + std::to_string(polled->status) + ": " + polled->body.substr(0, 300);
@@ -456,7 +456,7 @@ Sample FileParseOnce(Connection& c, const Upload& upload, const std::string& bod
     s.error = reply.error().ToString();
     return s;
   }
-  Json json = Json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
+  Json json = ParseJson(reply->body, "file_parse reply", JsonFileLimits()).value_or(Json());
   if (reply->status != 200 || !json.is_object() || !json["results"].is_object()) {
     s.error =
         "file_parse: HTTP " + std::to_string(reply->status) + ": " + reply->body.substr(0, 300);

@@ -6,6 +6,7 @@
 //
 // Encoding adds no special tokens; special tokens written in the text are recognised unless
 // --split-special. Decoding keeps special tokens unless --skip-special.
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -64,7 +65,11 @@ Result<bool> ReadLine(std::FILE* in, uint64_t max_bytes, int64_t number, std::st
 Result<std::string> ProcessLine(const text::Tokenizer& tokenizer, const TokenizeArgs& args,
                                 const std::string& line, int64_t number) {
   const std::string where = fmt::format("line {}", number);
-  MINERU_ASSIGN_OR_RETURN(Json value, ParseJson(line, where, args.limits.max_json_depth));
+  // A --decode line holds up to --max-decode-ids ids and its array.
+  JsonLimits json_limits = JsonFileLimits(args.limits.max_json_depth);
+  json_limits.max_values =
+      std::max<uint64_t>(json_limits.max_values, args.limits.max_decode_ids + 1);
+  MINERU_ASSIGN_OR_RETURN(Json value, ParseJson(line, where, json_limits));
   if (!args.decode) {
     if (!value.is_string()) {
       return Fail(ErrorCode::kInvalidArgument, "{}: expected a JSON string, got {}", where,

@@ -3,39 +3,10 @@
 
 #include <cmath>
 
-#include "base/mapped_file.h"
-
 namespace mineru {
 
 std::string DumpJson(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth) {
-  bool too_deep = false;
-  Json::parser_callback_t limit_depth = [&](int depth, Json::parse_event_t, Json&) {
-    if (depth >= max_depth) too_deep = true;  // depth counts from 0
-    return !too_deep;
-  };
-  try {
-    Json value = Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true);
-    if (too_deep) {
-      return Fail(ErrorCode::kResourceExhausted, "{}: JSON nested deeper than the limit of {}",
-                  name, max_depth);
-    }
-    return value;
-  } catch (const Json::exception& e) {
-    if (too_deep) {
-      return Fail(ErrorCode::kResourceExhausted, "{}: JSON nested deeper than the limit of {}",
-                  name, max_depth);
-    }
-    return Fail(ErrorCode::kCorrupt, "{}: invalid JSON: {}", name, e.what());
-  }
-}
-
-Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes, int max_depth) {
-  MINERU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, max_bytes));
-  return ParseJson(text, path, max_depth);
 }
 
 namespace {

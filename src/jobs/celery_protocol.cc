@@ -389,7 +389,7 @@ Json CeleryRevokedResult(std::string_view reason) {
 }
 
 std::string StoredCeleryStatus(std::string_view existing_json) {
-  auto parsed = ParseJson(existing_json, "stored celery meta");
+  auto parsed = ParseJson(existing_json, "stored celery meta", JsonFileLimits());
   if (!parsed || !parsed->is_object()) return "";
   auto it = parsed->find("status");
   return it != parsed->end() && it->is_string() ? it->get<std::string>() : "";

@@ -392,8 +392,7 @@ class CeleryWorker::Impl {
                    {"pages", final->progress.pages_done},
                    {"cache_hit", final->cache_hits > 0}};
     const auto parsed = [](const std::string& text) {
-      Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-      return j.is_discarded() ? Json(nullptr) : j;
+      return ParseJson(text, "output", JsonFileLimits()).value_or(Json(nullptr));
     };
     if (BoolOption(message.kwargs, "return_content_list", true)) {
       (*result)["content_list"] = parsed(doc.content_list);

@@ -84,7 +84,7 @@ Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path
     auto stored = results_.Command({"GET", key});
     // Redis unreachable: keep waiting (the worker keeps the message unacked until it can store).
     if (stored && !stored->is_nil()) {
-      Json meta = Json::parse(stored->str, nullptr, /*allow_exceptions=*/false);
+      Json meta = ParseJson(stored->str, "stored celery meta", JsonFileLimits()).value_or(Json());
       const std::string status = meta.is_object() ? meta.value("status", "") : "";
       const Json& result = meta.is_object() ? meta["result"] : meta;
       if (status == "PROGRESS" && result.is_object() && progress) {
@@ -114,7 +114,7 @@ Result<pipeline::DocumentResult> RemoteRunner::Run(const std::string& input_path
         pipeline::DocumentResult r;
         r.output_dir = (fs::path(output_root) / name / "vlm").string();
         MINERU_RETURN_IF_ERROR(WriteDocumentOutputs(outputs, r.output_dir));
-        Json report = Json::parse(outputs.report, nullptr, /*allow_exceptions=*/false);
+        Json report = ParseJson(outputs.report, "report", JsonFileLimits()).value_or(Json());
         if (report.is_object()) {
           r.pages = report.value("pages", 0);
           r.requests = report.value("requests", int64_t{0});

@@ -36,7 +36,7 @@ constexpr size_t kNearDuplicateCandidates = 1024;
 constexpr std::chrono::milliseconds kJanitorInterval{500};
 
 int CountPages(const std::string& middle_json) {
-  auto json = ParseJson(middle_json, "middle.json");
+  auto json = ParseJson(middle_json, "middle.json", JsonFileLimits());
   if (!json || !json->is_object()) return 0;
   auto it = json->find("pdf_info");
   return it != json->end() && it->is_array() ? static_cast<int>(it->size()) : 0;

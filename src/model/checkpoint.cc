@@ -74,8 +74,9 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
   const fs::path single = fs::path(dir) / kSingleFile;
   const fs::path index = fs::path(dir) / kIndexFile;
   if (fs::exists(single, ec)) {
-    MINERU_ASSIGN_OR_RETURN(SafetensorsFile file,
-                            SafetensorsFile::Open(single.string(), limits.max_header_bytes));
+    MINERU_ASSIGN_OR_RETURN(
+        SafetensorsFile file,
+        SafetensorsFile::Open(single.string(), limits.max_header_bytes, limits.max_json_depth));
     checkpoint.files_.push_back(std::make_unique<SafetensorsFile>(std::move(file)));
     MINERU_RETURN_IF_ERROR(checkpoint.Index(*checkpoint.files_.back(), nullptr));
   } else if (fs::exists(index, ec)) {
@@ -101,7 +102,8 @@ Result<Checkpoint> Checkpoint::Open(const std::string& dir, const CheckpointLimi
     for (const auto& [shard, names] : shards) {
       MINERU_ASSIGN_OR_RETURN(
           SafetensorsFile file,
-          SafetensorsFile::Open((fs::path(dir) / shard).string(), limits.max_header_bytes));
+          SafetensorsFile::Open((fs::path(dir) / shard).string(), limits.max_header_bytes,
+                                limits.max_json_depth));
       checkpoint.files_.push_back(std::make_unique<SafetensorsFile>(std::move(file)));
       const SafetensorsFile& opened = *checkpoint.files_.back();
       for (const std::string& name : names) {

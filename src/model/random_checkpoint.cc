@@ -204,7 +204,8 @@ Result<text::ModelTokenizerFiles> BuildTokenizerFiles(const std::string& source,
       text::BuildModelTokenizerFiles(
           json, source,
           layout == CheckpointLayout::kPro ? text::TokenTable::kPro : text::TokenTable::k2509));
-  MINERU_ASSIGN_OR_RETURN(Json written, ParseJson(files.tokenizer_json, "tokenizer.json"));
+  MINERU_ASSIGN_OR_RETURN(Json written,
+                          ParseJson(files.tokenizer_json, "tokenizer.json", JsonFileLimits()));
   MINERU_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
                           text::Tokenizer::FromJson(written, "tokenizer.json"));
   MINERU_RETURN_IF_ERROR(CheckTokenizerAgainstConfig(*tokenizer, config, source));

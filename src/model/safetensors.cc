@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
+#include <string_view>
 
 namespace mineru::model {
 
@@ -62,7 +62,8 @@ Result<TensorInfo> ParseEntry(const std::string& name, const Json& entry, uint64
 
 }  // namespace
 
-Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path, uint64_t max_header_bytes) {
+Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path, uint64_t max_header_bytes,
+                                              int max_json_depth) {
   SafetensorsFile result;
   MINERU_ASSIGN_OR_RETURN(result.file_, MappedFile::Open(path));
   const std::span<const uint8_t> bytes = result.file_.bytes();
@@ -86,21 +87,18 @@ Result<SafetensorsFile> SafetensorsFile::Open(const std::string& path, uint64_t 
     return Fail(ErrorCode::kCorrupt, "{}: header is not a JSON object", path);
   }
   // Duplicate names are an error in the format; nlohmann would silently keep the last one.
-  std::set<std::string> seen;
   std::string duplicate;
-  Json::parser_callback_t check_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::key && depth == 1) {
-      const std::string key = parsed.get<std::string>();
-      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
+  auto parsed = ParseJson(header, "header", JsonFileLimits(max_json_depth), &duplicate);
+  if (!parsed) {
+    if (parsed.error().code != ErrorCode::kCorrupt) {
+      return tl::unexpected(WithContext(parsed.error(), path));  // a limit, named
     }
-    return true;
-  };
-  Json json;
-  try {
-    json = Json::parse(header.begin(), header.end(), check_keys);
-  } catch (const Json::exception& e) {
-    return Fail(ErrorCode::kCorrupt, "{}: header is not valid JSON: {}", path, e.what());
+    constexpr std::string_view kSyntax = "header: invalid JSON: ";
+    std::string_view detail = parsed.error().message;
+    if (detail.starts_with(kSyntax)) detail.remove_prefix(kSyntax.size());
+    return Fail(ErrorCode::kCorrupt, "{}: header is not valid JSON: {}", path, detail);
   }
+  const Json json = std::move(*parsed);
   if (!json.is_object()) return Fail(ErrorCode::kCorrupt, "{}: header is not a JSON object", path);
   if (!duplicate.empty()) {
     return Fail(ErrorCode::kCorrupt, "{}: tensor '{}' appears twice in the header", path,

@@ -33,8 +33,10 @@ struct TensorInfo {
 
 class SafetensorsFile {
  public:
+  // The header is parsed under JsonFileLimits(max_json_depth): a valid one nests three levels.
   static Result<SafetensorsFile> Open(const std::string& path,
-                                      uint64_t max_header_bytes = kSafetensorsMaxHeaderBytes);
+                                      uint64_t max_header_bytes = kSafetensorsMaxHeaderBytes,
+                                      int max_json_depth = kJsonMaxDepth);
 
   const std::string& path() const { return file_.path(); }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }

@@ -6,8 +6,8 @@
 namespace mineru::pipeline {
 
 Result<ChatAnswer> ReadChatAnswer(std::string_view body, std::string_view end_token) {
-  const Json json = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
+  const Json json = ParseJson(body, "answer").value_or(Json());
+  if (!json.is_object()) {
     return Fail(ErrorCode::kUnavailable, "server error: the answer is not a JSON object");
   }
   if (auto object = json.find("object"); object != json.end() && *object == "error") {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/json.h"
 #include "base/mapped_file.h"
 #include "service/api_error.h"
 #include "service/task_json.h"
@@ -71,7 +72,7 @@ std::string Encode(const Annotation& a) {
 // through Redis) keeps its default.
 Annotation Decode(const std::string& text) {
   Annotation a;
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const Json json = ParseJson(text, "annotation").value_or(Json());
   if (!json.is_object()) return a;
   const auto flag = [&](const char* key, bool fallback) {
     auto it = json.find(key);

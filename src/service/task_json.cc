@@ -25,8 +25,7 @@ Json OptionalError(const std::optional<std::string>& s) {
 
 // A JSON output file as an object (null when, against expectation, it is not JSON).
 Json Parsed(const std::string& text) {
-  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return json.is_discarded() ? Json(nullptr) : json;
+  return ParseJson(text, "output", JsonFileLimits()).value_or(Json(nullptr));
 }
 
 std::span<const uint8_t> Bytes(const std::string& s) {

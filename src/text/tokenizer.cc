@@ -126,7 +126,7 @@ Tokenizer::~Tokenizer() = default;
 Result<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path,
                                                    const TokenizerLimits& limits) {
   MINERU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, limits.max_file_bytes));
-  MINERU_ASSIGN_OR_RETURN(Json json, ParseJson(text, path, limits.max_json_depth));
+  MINERU_ASSIGN_OR_RETURN(Json json, ParseJson(text, path, JsonFileLimits(limits.max_json_depth)));
   return FromJson(json, path, limits);
 }
 

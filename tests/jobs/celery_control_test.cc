@@ -262,5 +262,19 @@ TEST(CeleryRevokedIds, RemembersBoundedAndExpires) {
   EXPECT_TRUE(churn.Contains("x", t0 + std::chrono::seconds(1)));
 }
 
+TEST(CeleryControl, DenseBodiesAtTheBodyLimitEndInOnePass) {
+  // Issue 14: control messages used the quadratic depth-limited parse; a body of
+  // kMaxControlBodyBytes of `{}` now stops at a JSON limit (here the tree's bytes per byte of
+  // text) in one pass.
+  std::string body = "[";
+  while (body.size() + 4 <= kMaxControlBodyBytes) body += "{},";
+  body.back() = ']';
+  auto refused = DecodeCeleryControl(Json(body));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(refused.error().message.find("JsonLimits::max_dom_bytes_per_byte"), std::string::npos)
+      << refused.error().message;
+}
+
 }  // namespace
 }  // namespace mineru::jobs

@@ -281,5 +281,55 @@ TEST(CeleryProtocol, LimitsAtTheirBoundary) {
   ExpectRefused(e, ErrorCode::kResourceExhausted, "'id'", limits);
 }
 
+// n copies of item, comma-separated: the densest bodies a producer can send.
+std::string Items(std::string_view item, size_t bytes) {
+  std::string out;
+  out.reserve(bytes + item.size() + 1);
+  while (out.size() + item.size() + 1 <= bytes) {
+    out += item;
+    out += ',';
+  }
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+TEST(CeleryProtocol, DenseBodiesAtTheBodyLimitEndInOnePass) {
+  // Issue 14: Celery bodies went through the quadratic depth-limited parse (an array of n `{}`
+  // cost O(n^2): a body of the largest size, kCeleryMaxBodyBytes, hours). Now one pass that stops
+  // at the JSON values limit (JsonLimits::max_values), dead-lettered as any refused body; before
+  // the fix this test ran past the test timeout. No time is asserted.
+  CeleryEnvelope e = Good();
+  const std::string wrap_open = "[[", wrap_close = "], {}, {}]";
+  for (const std::string_view item : {"{}", "[]", "0"}) {
+    SCOPED_TRACE(std::string(item));
+    e.body = wrap_open + Items(item, kCeleryMaxBodyBytes - wrap_open.size() - wrap_close.size()) +
+             wrap_close;
+    ASSERT_LE(e.body.size(), kCeleryMaxBodyBytes);
+    ExpectRefused(e, ErrorCode::kResourceExhausted, "max_values");
+  }
+  // At the boundary: the body, its args list, kwargs and embed are 4 values; with
+  // kJsonMaxValues - 4 args the body is read, one more arg is refused.
+  const size_t args = kJsonMaxValues - 4;
+  e.body = "[[" + Items("0", 2 * args) + "], {}, {}]";
+  auto at_limit = DecodeCeleryMessage(e, {});
+  ASSERT_TRUE(at_limit.has_value()) << at_limit.error().ToString();
+  EXPECT_EQ(at_limit->args.size(), args);
+  e.body = "[[" + Items("0", 2 * (args + 1)) + "], {}, {}]";
+  ExpectRefused(e, ErrorCode::kResourceExhausted, "max_values");
+}
+
+TEST(CeleryProtocol, StoredMetasOfAnyShapeAreReadInOnePass) {
+  // The stored meta read before a result is written (StoredCeleryStatus) used the same parse: a
+  // hostile value in Redis (at --cache-max-value-bytes, 64 MiB) cost hours. Now it is refused at
+  // once (read as no status); a large real result is still read.
+  const size_t kValueBytes = size_t{64} << 20;
+  const std::string hostile =
+      R"({"result": [)" + Items("{}", kValueBytes - 40) + R"(], "status": "SUCCESS"})";
+  EXPECT_EQ(StoredCeleryStatus(hostile), "");
+  const std::string large = R"({"status": "SUCCESS", "result": {"md_content": ")" +
+                            std::string(kValueBytes - 64, 'x') + R"("}})";
+  EXPECT_EQ(StoredCeleryStatus(large), "SUCCESS");
+}
+
 }  // namespace
 }  // namespace mineru::jobs

@@ -17,6 +17,7 @@
 #include "../support/redis_server.h"
 #include "../support/scratch.h"
 #include "jobs/document_codec.h"
+#include "jobs/redis_cache.h"
 #include "jobs/task_manager.h"
 #include "jobs/task_store.h"
 #include "sample_outputs.h"
@@ -154,6 +155,21 @@ TEST(SharedTaskCodecTest, RefusesValuesThatBreakARule) {
   at_bound["documents"] = names;
   at_bound["file_names"] = files;
   EXPECT_TRUE(DecodeSharedTask(DumpJson(at_bound)));
+}
+
+TEST(SharedTaskCodecTest, DenseValuesAtTheValueCapAreRefusedInOnePass) {
+  // Issue 14: stored task states went through the quadratic depth-limited parse: a value of
+  // --cache-max-value-bytes (64 MiB) of `{}` in Redis cost hours on every node that read it. Now
+  // one pass refuses it at the JSON values limit, as corrupt (counted, the task unknown).
+  std::string value = R"({"documents": [)";
+  while (value.size() + 5 <= kDefaultMaxRedisValueBytes) value += "{},";
+  value.back() = ']';
+  value += '}';
+  auto decoded = DecodeSharedTask(value);
+  ASSERT_FALSE(decoded);
+  EXPECT_EQ(decoded.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(decoded.error().message.find("max_values"), std::string::npos)
+      << decoded.error().message;
 }
 
 TEST(SharedTaskCodecTest, OutputsRoundTripAndRefuseCorruption) {

@@ -128,6 +128,15 @@ TEST(ChatCacheKeyTest, ValuesRoundTripAndAnythingElseIsAMiss) {
   }
 }
 
+TEST(ChatCacheKeyTest, DenseStoredValuesAreAMissInOnePass) {
+  // Issue 14: a cached chat read from Redis went through the quadratic depth-limited parse; a
+  // 64 MiB value (--cache-max-value-bytes) of `{}` cost hours. Now it is a miss at once.
+  std::string value = "[";
+  while (value.size() + 4 <= (size_t{64} << 20)) value += "{},";
+  value.back() = ']';
+  EXPECT_FALSE(DecodeCachedChat(value));
+}
+
 class ChatCacheApiTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

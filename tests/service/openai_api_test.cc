@@ -237,6 +237,28 @@ TEST_F(OpenAiApiTest, StopStringCutsTheText) {
   EXPECT_EQ((*json)["choices"][0]["finish_reason"], "stop");
 }
 
+TEST_F(OpenAiApiTest, DenseJsonBodiesAre400NamingTheLimit) {
+  // Issue 14: the request body's depth-limited parse was quadratic (an array of n `{}` cost
+  // O(n^2): 960 KB took 14.7 s of CPU, a 24 MiB body kept a thread busy for hours after the
+  // client left), and a 24 MiB body of `[],[],…` cost +605 MB of tree. Both 24 MiB bodies are
+  // now refused in one pass with 400 naming the JSON limit, at most kJsonMaxValues values of
+  // tree built; before the fix the `{}` body ran past the test timeout. No time is asserted.
+  for (const std::string_view item : {"{}", "[]"}) {
+    SCOPED_TRACE(item);
+    std::string body = R"({"model": "x", "messages": [)";
+    while (body.size() < (size_t{24} << 20)) {
+      body += item;
+      body += ',';
+    }
+    body.back() = ']';
+    body += '}';
+    auto r = Exchange(port(), "POST", "/v1/chat/completions", body);
+    ExpectOpenAiError(r, 400, "malformed JSON");
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->body.find("JsonLimits::max_values"), std::string::npos) << r->body.substr(0, 400);
+  }
+}
+
 TEST_F(OpenAiApiTest, ErrorsUseOpenAiShape) {
   ExpectOpenAiError(Exchange(port(), "POST", "/v1/chat/completions", "{\"model\": "), 400,
                     "malformed JSON");

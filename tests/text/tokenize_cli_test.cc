@@ -115,6 +115,24 @@ TEST(TokenizeCliTest, DecodeLimit) {
                          {"line 1", "decode limit of 2"}));
 }
 
+TEST(TokenizeCliTest, DefaultDecodeLimitIsNotCutByTheJsonLimits) {
+  // A --decode line of --max-decode-ids ids (1,048,576 by default) and its array is one value
+  // more than the JSON value limit of a request body (JsonLimits::max_values): tokenize parses
+  // its lines under the file preset, raised to the decode limit, so the decode limit alone
+  // decides: exactly the default accepted, one more id refused naming it.
+  const std::string dir = TestDir();
+  const auto ids = [](size_t n) {
+    std::string line = "[";
+    for (size_t i = 0; i < n; ++i) line += i == 0 ? "97" : ",97";
+    return line + "]\n";
+  };
+  CliResult r = Tokenize(dir, ids(size_t{1} << 20), {"--decode"});
+  ASSERT_TRUE(Succeeded(r));
+  EXPECT_EQ(r.out, '"' + std::string(size_t{1} << 20, 'a') + "\"\n");
+  EXPECT_TRUE(FailedWith(Tokenize(dir, ids((size_t{1} << 20) + 1), {"--decode"}),
+                         {"line 1", "decode limit of 1048576"}));
+}
+
 TEST(TokenizeCliTest, TokenizerFileLimits) {
   const std::string dir = TestDir();
   const std::string size = std::to_string(fs::file_size(kFixturePath));
