@@ -90,24 +90,35 @@ void WorkQueue::Loop() {
 // Invariant: callbacks added before the flag turns true run exactly once in Fire; those added
 // after run at once in Add (both decided under mu).
 void DisconnectState::Fire() {
-  std::vector<std::function<void()>> run;
+  std::map<uint64_t, std::function<void()>> run;
   {
     std::lock_guard lock(mu);
     if (flag->exchange(true)) return;
     run.swap(callbacks);
   }
-  for (auto& cb : run) cb();
+  for (auto& [token, cb] : run) cb();
 }
 
-void DisconnectState::Add(std::function<void()> cb) {
+uint64_t DisconnectState::Add(std::function<void()> cb) {
   {
     std::lock_guard lock(mu);
     if (!flag->load()) {
-      callbacks.push_back(std::move(cb));
-      return;
+      const uint64_t token = next_token++;
+      callbacks.emplace(token, std::move(cb));
+      return token;
     }
   }
   cb();
+  return 0;
+}
+
+void DisconnectState::Remove(uint64_t token) {
+  std::function<void()> removed;  // destroyed outside the lock
+  std::lock_guard lock(mu);
+  auto it = callbacks.find(token);
+  if (it == callbacks.end()) return;
+  removed = std::move(it->second);
+  callbacks.erase(it);
 }
 
 std::string FormatSseEvent(std::string_view event, std::string_view data) {

@@ -79,13 +79,19 @@ class WorkQueue {
 
 // The disconnect flag and its callbacks; shared by a connection and its SSE writers so it
 // outlives either. Thread-safe; fires once.
+// A connection lives through many requests: a callback registered for one later answer is
+// removed once that answer is sent (Remove), so a long keep-alive connection does not pile them
+// up.
 struct DisconnectState {
   std::shared_ptr<std::atomic<bool>> flag = std::make_shared<std::atomic<bool>>(false);
   std::mutex mu;
-  std::vector<std::function<void()>> callbacks;  // cleared once fired
+  std::map<uint64_t, std::function<void()>> callbacks;  // by token; cleared once fired
+  uint64_t next_token = 1;
 
   void Fire();
-  void Add(std::function<void()> cb);
+  // Returns the callback's token for Remove; 0 when the flag was already set (it ran at once).
+  uint64_t Add(std::function<void()> cb);
+  void Remove(uint64_t token);
 };
 
 }  // namespace mineru::service::internal

@@ -133,8 +133,9 @@ class Responder {
   // not the first, the client has gone or the server has already answered for it (Stop).
   bool Send(HttpResponse response);
   bool disconnected() const;
-  // Calls callback once, on an I/O thread, when the client goes away (or the server stops); at
-  // once (on the calling thread) when it already has. Callbacks must not block.
+  // Calls callback once, on an I/O thread, when the client goes away (or the server stops)
+  // before the answer was sent; at once (on the calling thread) when it already has. Dropped
+  // unrun once the answer is sent. Callbacks must not block.
   void OnDisconnect(std::function<void()> callback);
 
  private:

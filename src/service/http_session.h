@@ -114,7 +114,13 @@ struct SessionChannel {
 };
 
 class SseWriter::Channel : public SessionChannel {};
-class Responder::Channel : public SessionChannel {};
+class Responder::Channel : public SessionChannel {
+ public:
+  // The OnDisconnect callbacks of this answer in the connection's DisconnectState, removed
+  // once it is sent (the connection may serve many more requests).
+  std::mutex mu;
+  std::vector<uint64_t> tokens;
+};
 
 // One TCP connection. Invariant: every member is touched only on exec_ (the strand), except
 // the atomics and disconnect_ used by SSE writers and responders on other threads.

@@ -216,6 +216,12 @@ Responder::~Responder() {
 
 bool Responder::Send(HttpResponse response) {
   if (channel_->sent.exchange(true)) return false;
+  std::vector<uint64_t> tokens;
+  {
+    std::lock_guard lock(channel_->mu);
+    tokens.swap(channel_->tokens);
+  }
+  for (uint64_t token : tokens) channel_->disconnect->Remove(token);
   auto s = channel_->session.lock();
   if (s == nullptr) return false;
   // Posted even when the client has gone: the answer is what ends the request on the
@@ -227,7 +233,14 @@ bool Responder::Send(HttpResponse response) {
 bool Responder::disconnected() const { return channel_->disconnect->flag->load(); }
 
 void Responder::OnDisconnect(std::function<void()> callback) {
-  channel_->disconnect->Add(std::move(callback));
+  const uint64_t token = channel_->disconnect->Add(std::move(callback));
+  if (token == 0) return;  // ran at once
+  std::lock_guard lock(channel_->mu);
+  if (channel_->sent.load()) {
+    channel_->disconnect->Remove(token);  // answered meanwhile: not wanted any more
+  } else {
+    channel_->tokens.push_back(token);
+  }
 }
 
 }  // namespace mineru::service

@@ -191,6 +191,39 @@ TEST_F(HttpLifecycleTest, LaterAnswersHoldNoHandlerThread) {
   EXPECT_EQ(again->status, 200);
 }
 
+// A later answer's disconnect callbacks go when it is sent: a keep-alive connection that serves
+// many later answers does not pile them up, and closing it runs none of them.
+TEST_F(HttpLifecycleTest, LaterAnswerCallbacksEndWithTheAnswer) {
+  StartServer();
+  auto fired = std::make_shared<std::atomic<int>>(0);
+  Client c(server_.port());
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.Send(GetRequest("/later")));
+    ASSERT_TRUE(pending_->WaitFor(i + 1));
+    std::shared_ptr<Responder> responder;
+    {
+      std::lock_guard lock(pending_->mu);
+      responder = pending_->responders[i];
+    }
+    responder->OnDisconnect([fired] { ++*fired; });
+    EXPECT_TRUE(responder->Send(HttpResponse::Text(200, "later")));
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "later");
+  }
+  // One more, left unanswered: only its callback runs when the client goes away.
+  ASSERT_TRUE(c.Send(GetRequest("/later")));
+  ASSERT_TRUE(pending_->WaitFor(4));
+  {
+    std::lock_guard lock(pending_->mu);
+    pending_->responders[3]->OnDisconnect([fired] { ++*fired; });
+  }
+  c.Close();
+  // One Fire runs every callback still registered, so the first one seen is all of them.
+  ASSERT_TRUE(WaitUntil([&] { return fired->load() > 0; }));
+  EXPECT_EQ(fired->load(), 1);
+}
+
 // Issue 14: a request still running at the end of the drain got a closed socket, and a handler
 // that did not return kept the process from stopping. Stop now answers 503 with Retry-After,
 // tells the handler (HttpRequest::disconnected), and returns even though the handler never
