@@ -54,6 +54,16 @@ HttpResponse BodyBudgetFull() {
                     "unavailable_error", "body_budget");
 }
 
+// A body of `bytes` can never fit in max_body_bytes_in_flight of `capacity`: a permanent
+// limit, 413 naming it (no Retry-After).
+HttpResponse BodyOverTheWholeBudget(size_t bytes, size_t capacity) {
+  const std::string message = "request body of " + std::to_string(bytes) +
+                              " bytes is larger than the server's body budget of " +
+                              std::to_string(capacity) + " bytes (--max-body-bytes-in-flight)";
+  return HttpResponse::Json(
+      413, ApiErrorBody(message, "invalid_request_error", "max_body_bytes_in_flight"));
+}
+
 }  // namespace
 
 Session::Session(HttpServer::Impl* server, tcp::socket socket, std::string peer)
@@ -325,14 +335,7 @@ void Session::Admit() {
   if (store_body_ && length && *length > 0) {
     const size_t capacity = server_->body_budget.capacity();
     if (*length > capacity) {
-      return RefuseWith(
-          HttpResponse::Json(413, ApiErrorBody("request body of " + std::to_string(*length) +
-                                                   " bytes is larger than the server's body "
-                                                   "budget of " +
-                                                   std::to_string(capacity) +
-                                                   " bytes (--max-body-bytes-in-flight)",
-                                               "invalid_request_error", "body_too_large")),
-          "body_too_large", true);
+      return RefuseWith(BodyOverTheWholeBudget(*length, capacity), "body_too_large", true);
     }
     if (!body_hold_.Grow(static_cast<size_t>(*length))) {
       return RefuseWith(BodyBudgetFull(), "body_budget", true);
@@ -390,8 +393,14 @@ void Session::OnBody(ErrorCodeT ec, size_t window) {
   if (store_body_) {
     std::string& stored = request_->body;
     stored.resize(stored.size() - window + got);
-    // A chunked body is counted as it arrives (a Content-Length one was admitted whole).
+    // A chunked body is counted as it arrives (a Content-Length one was admitted whole); one
+    // that outgrows the whole budget could never fit, so it is the permanent 413.
     if (!parser_->content_length() && got > 0 && !body_hold_.Grow(got)) {
+      const size_t capacity = server_->body_budget.capacity();
+      if (body_hold_.bytes() + got > capacity) {
+        return RefuseWith(BodyOverTheWholeBudget(body_hold_.bytes() + got, capacity),
+                          "body_too_large", true);
+      }
       return RefuseWith(BodyBudgetFull(), "body_budget", true);
     }
   }

@@ -139,6 +139,9 @@ TEST_F(HttpBudgetTest, BodyBytesInFlightExactlyAcceptedOneMoreIs503) {
   ASSERT_TRUE(too_large);
   EXPECT_EQ(too_large->status, 413);
   EXPECT_NE(too_large->body.find("--max-body-bytes-in-flight"), std::string::npos);
+  EXPECT_NE(too_large->body.find(R"("code":"max_body_bytes_in_flight")"), std::string::npos)
+      << too_large->body;
+  EXPECT_EQ(too_large->Header("retry-after"), "");
   // Over the per-request limit stays the per-request 413.
   auto over_request = testing_support::Exchange(server_.port(), "POST", "/echo",
                                                 std::string(2001, 'e'), "text/plain");
@@ -162,11 +165,23 @@ TEST_F(HttpBudgetTest, BodyBytesInFlightExactlyAcceptedOneMoreIs503) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
   EXPECT_EQ(again->body, "1000");
+  // A chunked body that outgrows the whole budget is the permanent 413 too (counted from an
+  // empty budget, so the refusal is decided by its own size alone).
+  ASSERT_TRUE(WaitUntil([&] { return server_.body_bytes_in_flight() == 0; }));
+  Client huge_chunked(server_.port());
+  ASSERT_TRUE(huge_chunked.Send(
+      "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n" +
+      std::string(1001, 'd') + "\r\n0\r\n\r\n"));
+  auto chunked_too_large = huge_chunked.ReadResponse();
+  ASSERT_TRUE(chunked_too_large);
+  EXPECT_EQ(chunked_too_large->status, 413) << chunked_too_large->body;
+  EXPECT_NE(chunked_too_large->body.find("--max-body-bytes-in-flight"), std::string::npos);
 }
 
-// Issue 14: a body for a route that does not exist was read whole. A 404's body is drained
-// without being stored: it takes nothing from the budget, so it is answered 404 (not 503) even
-// while the budget is full, and the connection goes on.
+// Issue 14: a body for a route that does not exist, or for a method the route does not allow,
+// was read whole. A 404's or 405's body is drained without being stored: it takes nothing from
+// the budget, so it is answered 404 or 405 (not 503) even while the budget is full, and the
+// connection goes on.
 TEST_F(HttpBudgetTest, BodyOfAnUnknownRouteIsNotBuffered) {
   options_.limits.max_body_bytes_in_flight = 1000;
   StartServer();
@@ -174,10 +189,15 @@ TEST_F(HttpBudgetTest, BodyOfAnUnknownRouteIsNotBuffered) {
   ASSERT_TRUE(holder.Send(PostRequest("/hold", std::string(1000, 'a'))));
   ASSERT_TRUE(gate_.WaitWaiting(1));
   Client c(server_.port());
-  ASSERT_TRUE(c.Send(PostRequest("/nope", std::string(800, 'x')) + GetRequest("/health")));
+  ASSERT_TRUE(c.Send(PostRequest("/nope", std::string(800, 'x')) +
+                     PostRequest("/health", std::string(900, 'y')) + GetRequest("/health")));
   auto not_found = c.ReadResponse();
   ASSERT_TRUE(not_found);
   EXPECT_EQ(not_found->status, 404);
+  auto not_allowed = c.ReadResponse();
+  ASSERT_TRUE(not_allowed);
+  EXPECT_EQ(not_allowed->status, 405) << not_allowed->body;
+  EXPECT_EQ(not_allowed->Header("allow"), "GET");
   auto health = c.ReadResponse();
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);

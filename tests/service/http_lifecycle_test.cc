@@ -19,6 +19,8 @@
 
 #include "../support/http_client.h"
 #include "service/http_server.h"
+#include "service/routes.h"
+#include "service/service_metrics.h"
 
 namespace mineru::service {
 namespace {
@@ -123,6 +125,7 @@ class HttpLifecycleTest : public ::testing::Test {
   }
 
   ServerOptions options_;
+  ServiceMetrics metrics_;  // outlives the server's serving (declared before it)
   HttpServer server_;
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   std::shared_ptr<Pending> pending_ = std::make_shared<Pending>();
@@ -148,6 +151,31 @@ TEST_F(HttpLifecycleTest, IoThreadRouteAnswersWhileThePoolIsSaturated) {
   EXPECT_TRUE(WaitUntil([&] { return server_.in_flight_requests() == 3; }));
   gate_->Open();
   for (Client* client : {&a, &b, &c}) {
+    auto r = client->ReadResponse();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "unblocked");
+  }
+}
+
+// The service's own probes and /metrics (AddHealthRoutes, AddMetricsRoute) are such routes: with
+// the only handler thread held and another request waiting for it, each answers 200.
+TEST_F(HttpLifecycleTest, ServiceProbesAndMetricsAnswerWhileThePoolIsSaturated) {
+  AddHealthRoutes(server_);
+  AddMetricsRoute(server_, metrics_);
+  StartServer();
+  Client a(server_.port()), b(server_.port());
+  ASSERT_TRUE(a.Send(GetRequest("/block")));
+  ASSERT_TRUE(gate_->WaitWaiting(1));
+  ASSERT_TRUE(b.Send(GetRequest("/block")));
+  ASSERT_TRUE(WaitUntil([&] { return server_.in_flight_requests() == 2; }));
+  for (const char* path : {"/health/live", "/health/ready", "/metrics"}) {
+    auto probe = testing_support::Exchange(server_.port(), "GET", path);
+    ASSERT_TRUE(probe) << path;
+    EXPECT_EQ(probe->status, 200) << path;
+  }
+  EXPECT_EQ(gate_->waiting(), 1) << "a probe was answered only once the pool was free";
+  gate_->Open();
+  for (Client* client : {&a, &b}) {
     auto r = client->ReadResponse();
     ASSERT_TRUE(r);
     EXPECT_EQ(r->body, "unblocked");
