@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "service/api_error.h"
+#include "service/http_head.h"
 
 namespace mineru::service {
 
@@ -155,8 +156,7 @@ void Session::ReadRequest() {
   cors_origin_.clear();
   body_hold_ = BudgetHold(&server_->body_budget);
   parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(limits().max_header_bytes));
-  parser_->body_limit(static_cast<uint64_t>(limits().max_body_bytes));
+  internal::ConfigureRequestParser(*parser_, limits());
   ArmDeadline(limits().request_deadline);  // header and body together
   http::async_read_header(socket_, buffer_, *parser_,
                           [self = shared_from_this()](ErrorCodeT ec, size_t) {
@@ -211,20 +211,10 @@ void Session::Admit() {
   ++request_count_;
   keep_alive_ = msg.keep_alive();
   auto req = std::make_shared<HttpRequest>();
-  req->method = std::string(msg.method_string());
+  internal::CopyRequestHead(*parser_, *req);
   // HEAD is GET without the body (RFC 9110 9.3.2): the GET route answers, WriteResponse
   // sends only the head, with the Content-Length the body would have had.
   head_request_ = req->method == "HEAD";
-  std::string_view target(msg.target().data(), msg.target().size());
-  size_t q = target.find('?');
-  req->target = std::string(target.substr(0, q));
-  if (q != std::string_view::npos) req->query = std::string(target.substr(q + 1));
-  for (const auto& field : msg) {
-    std::string name(field.name_string());
-    std::string value(field.value());
-    auto [it, inserted] = req->headers.emplace(name, value);
-    if (!inserted) it->second += ", " + value;
-  }
   req->remote_address = remote_;
   req->disconnected = disconnect_->flag;
   record_active_ = true;

@@ -2,7 +2,8 @@
 // The Boost.Beast 1.74 / Asio side of HttpServer, shared by its three files: the server itself
 // (http_server.cc: accepting, the connection caps, start and stop), one connection
 // (http_session.cc: reading, admitting, dispatching and writing requests) and its event streams
-// and later answers (http_stream.cc). Only these files pay Beast's and Asio's compile time.
+// and later answers (http_stream.cc); a request head is read as http_head.h says. Only these
+// files pay Beast's and Asio's compile time.
 // Not an API.
 //
 // Per connection (Session), everything runs on the connection's strand:
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "service/http_checks.h"
+#include "service/http_head.h"
 #include "service/http_internal.h"
 #include "service/http_server.h"
 
@@ -204,7 +206,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
 
   // The request being read (reset once dispatched).
-  std::optional<http::request_parser<http::buffer_body>> parser_;
+  std::optional<internal::RequestParser> parser_;
   std::shared_ptr<HttpRequest> request_;
   const Handler* handler_ = nullptr;  // null: the request is answered with answer_
   RouteTraits traits_;
