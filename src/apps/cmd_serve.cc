@@ -10,11 +10,14 @@
 // answers chat requests, so both share its continuous batching.
 //
 // SIGTERM or SIGINT drains: readiness turns false, new connections are refused, requests in
-// flight get up to 30 s to finish; then running tasks are cancelled and the process exits 0. The
-// signals are blocked in every thread (the mask is set before any thread starts) and taken by
-// sigwait in the main thread.
+// flight get up to 30 s to finish (what has not finished by the last 2 s is answered 503, an
+// event stream gets an error event and [DONE]); then running tasks are cancelled and the
+// process exits 0, at once if a handler thread did not return (HttpServer::Stop). The signals
+// are blocked in every thread (the mask is set before any thread starts) and taken by sigwait
+// in the main thread.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -91,6 +94,10 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
     amqp_options = *parsed;
   }
   if (!args.image_budget_flags.Check()) return kExitUsage;
+  if (const std::string problem = args.server_flags.ApiKeyEnvironmentProblem(); !problem.empty()) {
+    std::fprintf(stderr, "mineru-cpp: error: %s\n", problem.c_str());
+    return kExitUsage;
+  }
   auto signals = TerminationSignals::Block();
   if (!signals) return ReportError(signals.error());
 
@@ -161,13 +168,26 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   if (auto started = server.Start(options); !started) return ReportError(started.error());
   std::fprintf(stderr, "serving model '%s' (%s)\n", routes.openai.model_id.c_str(),
                args.model.c_str());
+  if (!options.api_key.empty()) {
+    std::fprintf(stderr, "every route but the probes and the web UI's files needs the API key\n");
+  } else if (routes.public_bind) {
+    std::fprintf(stderr,
+                 "warning: listening on every address without --api-key: whoever reaches the "
+                 "port can use the server\n");
+  }
   std::fprintf(stderr, "listening on http://%s:%d\n", options.host.c_str(), server.port());
 
   const char* received = signals->Wait();
   std::fprintf(stderr, "received %s: draining (up to %lld s)\n", received,
                static_cast<long long>(kDrainTimeout.count()));
   server.BeginDrain();
-  server.Stop(kDrainTimeout);
+  if (!server.Stop(kDrainTimeout)) {
+    // A handler still runs on the engine and the tasks: tearing them down under it could
+    // crash, so the process ends here (the default work directory stays behind).
+    std::fprintf(stderr, "stopped (a request handler did not return: exiting now)\n");
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   std::fprintf(stderr, "stopped\n");
   return 0;
 }

@@ -8,7 +8,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "image/decode.h"
 #include "service/http_server.h"
@@ -18,10 +22,45 @@
 namespace mineru::apps {
 
 // serve's own defaults where they differ from ServerOptions' (a library default suits tests):
-// each generating request holds a handler thread for its whole generation, and MinerU's client
-// sends up to 100 requests at once.
+// handlers that wait (MinerU's /file_parse waits for its task) hold a handler thread, and
+// MinerU's client sends up to 100 requests at once; generating chat requests hold none.
 inline constexpr int kServeHandlerThreads = 128;
 inline constexpr int kServeIoThreads = 2;
+
+// The environment variable `serve` reads the API key from when neither --api-key nor
+// --api-key-file is given.
+inline constexpr const char* kApiKeyEnvironment = "MINERU_API_KEY";
+// An API key file holds the key on its first line; larger files are refused.
+inline constexpr size_t kMaxApiKeyFileBytes = 4096;
+
+// "" when `key` can be a Bearer token (RFC 6750 b64token characters: letters, digits and
+// "-._~+/=", 1 to 1024 of them), else why not.
+inline std::string ApiKeyProblem(const std::string& key) {
+  if (key.empty()) return "the API key is empty";
+  if (key.size() > 1024) return "the API key is longer than 1024 characters";
+  for (char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
+                    c == '=';
+    if (!ok) return "the API key may hold only letters, digits and -._~+/=";
+  }
+  return "";
+}
+
+// "" when `origin` is "*" or "http(s)://host[:port]" (no path, query or user), else why not.
+inline std::string OriginProblem(const std::string& origin) {
+  if (origin == "*") return "";
+  const size_t scheme = origin.find("://");
+  if (scheme == std::string::npos ||
+      (origin.compare(0, scheme, "http") != 0 && origin.compare(0, scheme, "https") != 0)) {
+    return "an origin is http://HOST[:PORT] or https://HOST[:PORT] (or *): " + origin;
+  }
+  const std::string authority = origin.substr(scheme + 3);
+  if (authority.empty() || authority.find_first_of("/?#@ ") != std::string::npos) {
+    return "an origin has no path, query or user: " + origin;
+  }
+  return "";
+}
 
 struct ServerFlags {
   using Limits = service::ServerLimits;
@@ -40,6 +79,13 @@ struct ServerFlags {
   int64_t sse_heartbeat_ms = Limits::kDefaultSseHeartbeat.count();
   size_t max_connections = Limits::kDefaultMaxConnections;
   size_t max_sse_queue_bytes = Limits::kDefaultMaxSseQueueBytes;
+  size_t max_body_bytes_in_flight = Limits::kDefaultMaxBodyBytesInFlight;
+  size_t max_connections_per_client = Limits::kDefaultMaxConnectionsPerClient;
+  int64_t max_chat_in_flight = service::kDefaultMaxChatInFlight;
+  std::string api_key;       // --api-key
+  std::string api_key_file;  // --api-key-file
+  std::string file_api_key;  // read from api_key_file while the flags are parsed
+  std::vector<std::string> allowed_origins;
   bool allow_remote_images = false;
   bool allow_private_remote_images = false;
   bool allow_public_http_client = false;
@@ -94,6 +140,53 @@ struct ServerFlags {
                    "Open connections at most; one more is answered 503")
         ->check(CLI::Range(size_t{1}, size_t{1} << 20))
         ->capture_default_str();
+    cmd.add_option("--max-body-bytes-in-flight", max_body_bytes_in_flight,
+                   "Request-body bytes held by the server at once (all connections); a body "
+                   "that finds them taken is answered 503, one larger than all of them 413")
+        ->check(CLI::Range(size_t{1024}, size_t{1} << 40))
+        ->capture_default_str();
+    cmd.add_option("--max-connections-per-client", max_connections_per_client,
+                   "Open connections from one address; one more is answered 429 (behind a "
+                   "reverse proxy every client has the proxy's address)")
+        ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+        ->capture_default_str();
+    cmd.add_option("--max-chat-in-flight", max_chat_in_flight,
+                   "Chat completions being read, waiting or generating at once; one more is "
+                   "answered 429")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+        ->capture_default_str();
+    auto* key = cmd.add_option("--api-key", api_key,
+                               "Require \"Authorization: Bearer KEY\" on every route but "
+                               "/health/live, /health/ready and the web UI's files (default: "
+                               "$MINERU_API_KEY when set)")
+                    ->check([](const std::string& v) { return ApiKeyProblem(v); });
+    cmd.add_option("--api-key-file", api_key_file,
+                   "As --api-key, the key read from the first line of FILE")
+        ->excludes(key)
+        ->check([this](const std::string& path) -> std::string {
+          std::ifstream in(path, std::ios::binary);
+          if (!in) return "cannot read the API key file " + path;
+          std::string content;
+          content.resize(kMaxApiKeyFileBytes + 1);
+          in.read(content.data(), static_cast<std::streamsize>(content.size()));
+          content.resize(static_cast<size_t>(in.gcount()));
+          if (content.size() > kMaxApiKeyFileBytes) return "the API key file is too large";
+          content = content.substr(0, content.find_first_of("\r\n"));
+          while (!content.empty() && (content.back() == ' ' || content.back() == '\t')) {
+            content.pop_back();
+          }
+          if (std::string problem = ApiKeyProblem(content); !problem.empty()) {
+            return problem + " (in " + path + ")";
+          }
+          file_api_key = content;
+          return "";
+        });
+    cmd.add_option("--allowed-origins", allowed_origins,
+                   "Origins (http(s)://HOST[:PORT], comma-separated, or *) whose cross-site "
+                   "requests are served; the hosts of these origins are also accepted in Host "
+                   "(default: none: same-origin requests only)")
+        ->delimiter(',')
+        ->check([](const std::string& v) { return OriginProblem(v); });
     cmd.add_option("--max-sse-queue-bytes", max_sse_queue_bytes,
                    "Unwritten event-stream bytes per connection; beyond it the slow client is "
                    "disconnected")
@@ -128,6 +221,28 @@ struct ServerFlags {
     l.sse_heartbeat = std::chrono::milliseconds(sse_heartbeat_ms);
     l.max_connections = max_connections;
     l.max_sse_queue_bytes = max_sse_queue_bytes;
+    l.max_body_bytes_in_flight = max_body_bytes_in_flight;
+    l.max_connections_per_client = max_connections_per_client;
+    options.api_key = ApiKey();
+    options.check_cross_site = true;
+    options.allowed_origins = allowed_origins;
+  }
+
+  // --api-key, else the key of --api-key-file, else $MINERU_API_KEY; "" for none.
+  std::string ApiKey() const {
+    if (!api_key.empty()) return api_key;
+    if (!file_api_key.empty()) return file_api_key;
+    const char* env = std::getenv(kApiKeyEnvironment);
+    return env == nullptr ? std::string() : std::string(env);
+  }
+  // "" unless $MINERU_API_KEY is what ApiKey() takes and is set but no valid key (the server
+  // must then not start: it would run without the key its operator meant to set).
+  std::string ApiKeyEnvironmentProblem() const {
+    if (!api_key.empty() || !file_api_key.empty()) return "";
+    const char* env = std::getenv(kApiKeyEnvironment);
+    if (env == nullptr) return "";
+    const std::string problem = ApiKeyProblem(env);
+    return problem.empty() ? "" : std::string(kApiKeyEnvironment) + ": " + problem;
   }
 
   // MinerU 3.4's public-bind rule for the http-client backends.
@@ -141,6 +256,7 @@ struct ServerFlags {
     options.allow_private_remote_images = allow_private_remote_images;
     options.max_image_bytes = max_image_bytes;
     options.request_timeout = std::chrono::seconds(chat_timeout_s);
+    options.max_chat_in_flight = max_chat_in_flight;
   }
 };
 

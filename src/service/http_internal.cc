@@ -46,16 +46,26 @@ void WorkQueue::Post(std::function<void()> task) {
   cv_.notify_one();
 }
 
-void WorkQueue::Shutdown() {
+bool WorkQueue::Shutdown(std::chrono::steady_clock::time_point deadline) {
   std::deque<std::function<void()>> dropped;  // destroyed outside the lock
+  bool idle = false;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     stopping_ = true;
     dropped.swap(tasks_);
+    cv_.notify_all();
+    idle = idle_.wait_until(lock, deadline, [&] { return running_ == 0; });
   }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
+  dropped.clear();
+  for (auto& t : threads_) {
+    if (idle) {
+      t.join();
+    } else {
+      t.detach();
+    }
+  }
   threads_.clear();
+  return idle;
 }
 
 void WorkQueue::Loop() {
@@ -67,32 +77,48 @@ void WorkQueue::Loop() {
       if (stopping_) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      ++running_;
     }
     task();
+    task = nullptr;  // what it holds goes before the task counts as done
+    std::lock_guard lock(mu_);
+    --running_;
+    idle_.notify_all();
   }
 }
 
 // Invariant: callbacks added before the flag turns true run exactly once in Fire; those added
 // after run at once in Add (both decided under mu).
 void DisconnectState::Fire() {
-  std::vector<std::function<void()>> run;
+  std::map<uint64_t, std::function<void()>> run;
   {
     std::lock_guard lock(mu);
     if (flag->exchange(true)) return;
     run.swap(callbacks);
   }
-  for (auto& cb : run) cb();
+  for (auto& [token, cb] : run) cb();
 }
 
-void DisconnectState::Add(std::function<void()> cb) {
+uint64_t DisconnectState::Add(std::function<void()> cb) {
   {
     std::lock_guard lock(mu);
     if (!flag->load()) {
-      callbacks.push_back(std::move(cb));
-      return;
+      const uint64_t token = next_token++;
+      callbacks.emplace(token, std::move(cb));
+      return token;
     }
   }
   cb();
+  return 0;
+}
+
+void DisconnectState::Remove(uint64_t token) {
+  std::function<void()> removed;  // destroyed outside the lock
+  std::lock_guard lock(mu);
+  auto it = callbacks.find(token);
+  if (it == callbacks.end()) return;
+  removed = std::move(it->second);
+  callbacks.erase(it);
 }
 
 std::string FormatSseEvent(std::string_view event, std::string_view data) {
@@ -169,9 +195,15 @@ HttpResponse HttpResponse::EventStream(SseStart start) {
   return r;
 }
 
-const Handler* internal::Router::Match(std::string_view method, std::string_view path,
-                                       std::map<std::string, std::string>* params,
-                                       std::string* allow, std::string* pattern) const {
+HttpResponse HttpResponse::Later(LaterStart start) {
+  HttpResponse r;
+  r.later = std::move(start);
+  return r;
+}
+
+const internal::RouteEntry* internal::Router::Match(std::string_view method, std::string_view path,
+                                                    std::map<std::string, std::string>* params,
+                                                    std::string* allow) const {
   std::vector<std::string_view> segments = SplitPath(path);
   const internal::RouteEntry* best = nullptr;
   std::vector<std::string> allowed;
@@ -203,11 +235,11 @@ const Handler* internal::Router::Match(std::string_view method, std::string_view
       (*params)[p.substr(1, p.size() - 2)] = std::string(segments[i]);
     }
   }
-  if (pattern != nullptr) *pattern = best->pattern;
-  return &best->handler;
+  return best;
 }
 
-void internal::Router::Add(std::string method, std::string_view pattern, Handler handler) {
+void internal::Router::Add(std::string method, std::string_view pattern, Handler handler,
+                           RouteTraits traits) {
   MINERU_CHECK(!pattern.empty() && pattern.front() == '/', "bad route pattern {}", pattern);
   RouteEntry entry;
   entry.method = std::move(method);
@@ -218,6 +250,7 @@ void internal::Router::Add(std::string method, std::string_view pattern, Handler
     entry.segments.emplace_back(seg);
   }
   entry.handler = std::move(handler);
+  entry.traits = traits;
   routes_.push_back(std::move(entry));
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -35,51 +36,62 @@ struct RouteEntry {
   std::vector<std::string> segments;  // "{name}" marks a parameter
   int literal_count = 0;
   Handler handler;
+  RouteTraits traits;
 };
 
 // Routes are added before the server starts and only read afterwards (no locking needed).
 class Router {
  public:
-  void Add(std::string method, std::string_view pattern, Handler handler);
-  // The handler for method + path, filling params (and *pattern with the route's pattern when
-  // not null); nullptr when none, with allow set to the methods the path has ("" for 404,
-  // "GET, POST" for 405). The route with the most literal segments wins.
-  const Handler* Match(std::string_view method, std::string_view path,
-                       std::map<std::string, std::string>* params, std::string* allow,
-                       std::string* pattern = nullptr) const;
+  void Add(std::string method, std::string_view pattern, Handler handler, RouteTraits traits = {});
+  // The route for method + path, filling params; nullptr when none, with allow set to the
+  // methods the path has ("" for 404, "GET, POST" for 405). The route with the most literal
+  // segments wins.
+  const RouteEntry* Match(std::string_view method, std::string_view path,
+                          std::map<std::string, std::string>* params, std::string* allow) const;
 
  private:
   std::vector<RouteEntry> routes_;
 };
 
 // A fixed pool of handler threads with a FIFO queue. The queue is bounded in practice: each
-// connection has at most one task in it and connections are capped.
+// connection has at most one handler task in it and connections are capped; the short tasks of
+// later answers (HttpServer::Post) are at most one per answer in flight.
 class WorkQueue {
  public:
   void Start(int num_threads);
   void Post(std::function<void()> task);  // dropped after Shutdown
-  // Drops queued tasks, waits for running ones.
-  void Shutdown();
+  // Drops queued tasks and waits until `deadline` for running ones. True when every thread
+  // ended (joined). False when a task still ran: the threads are detached and end after their
+  // task, so this queue must never be destroyed (HttpServer::Stop leaks its state then).
+  bool Shutdown(std::chrono::steady_clock::time_point deadline);
 
  private:
   void Loop();
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;    // tasks_ or stopping_ changed
+  std::condition_variable idle_;  // running_ fell
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
+  int running_ = 0;  // tasks being run
   std::vector<std::thread> threads_;
 };
 
 // The disconnect flag and its callbacks; shared by a connection and its SSE writers so it
 // outlives either. Thread-safe; fires once.
+// A connection lives through many requests: a callback registered for one later answer is
+// removed once that answer is sent (Remove), so a long keep-alive connection does not pile them
+// up.
 struct DisconnectState {
   std::shared_ptr<std::atomic<bool>> flag = std::make_shared<std::atomic<bool>>(false);
   std::mutex mu;
-  std::vector<std::function<void()>> callbacks;  // cleared once fired
+  std::map<uint64_t, std::function<void()>> callbacks;  // by token; cleared once fired
+  uint64_t next_token = 1;
 
   void Fire();
-  void Add(std::function<void()> cb);
+  // Returns the callback's token for Remove; 0 when the flag was already set (it ran at once).
+  uint64_t Add(std::function<void()> cb);
+  void Remove(uint64_t token);
 };
 
 }  // namespace mineru::service::internal

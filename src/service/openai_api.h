@@ -33,8 +33,13 @@
 // * With `cache` set, a deterministic request (greedy, or sampled with a seed) already answered
 //   is answered again from it: the same text, finish reason and usage, streamed or not, without
 //   the engine (service/chat_cache.h). Only completed answers are kept.
-// * Handlers block a handler thread for the whole generation (streams too), so the server's
-//   handler_threads bounds how many requests generate at once.
+// * A generation holds no thread: the handler submits the request and returns (a later answer,
+//   or an event stream), and the engine's token callback drives the rest in short tasks on the
+//   server's handler pool. Chat requests in flight (from the moment one is read until its
+//   answer is complete) are bounded by max_chat_in_flight; one more is answered 429 with
+//   Retry-After before its body is parsed. A client that disconnects cancels its engine request
+//   at once (queued, in prefill or decoding). A stream that the server ends at its drain
+//   deadline gets an error event (type "unavailable_error") and [DONE].
 #pragma once
 
 #include <chrono>
@@ -53,6 +58,7 @@
 namespace mineru::service {
 
 inline constexpr std::chrono::milliseconds kDefaultChatRequestTimeout{600'000};
+inline constexpr int64_t kDefaultMaxChatInFlight = 512;
 
 struct OpenAiOptions {
   // The served model name: the one entry of /v1/models and the only accepted "model".
@@ -77,6 +83,10 @@ struct OpenAiOptions {
   // One chat request from arrival to its last byte of output; 0 = none. MinerU's client gives
   // up reading after 600 s, so work past that is wasted.
   std::chrono::milliseconds request_timeout = kDefaultChatRequestTimeout;
+  // Chat requests being parsed, waiting or generating at once; one more is 429 with
+  // Retry-After. What bounds the memory of requests the engine has not admitted yet (their
+  // decoded images) now that no handler thread is held per generation.
+  int64_t max_chat_in_flight = kDefaultMaxChatInFlight;
   // Answers of deterministic requests (the task manager's block cache: in process and, with
   // --cache, Redis); null: none. Must outlive the server.
   pipeline::RequestCache* cache = nullptr;
@@ -84,7 +94,8 @@ struct OpenAiOptions {
   std::function<void(bool hit)> on_cache_lookup;
 };
 
-// Registers the routes; `engine` must outlive the server.
+// Registers the routes; `engine` must outlive the server (and `server` the routes' use of it:
+// generations post their continuations to it).
 void AddOpenAiRoutes(HttpServer& server, engine::Engine& engine, const OpenAiOptions& options);
 
 }  // namespace mineru::service

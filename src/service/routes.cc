@@ -25,6 +25,20 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
   task_options.on_share_error = [&metrics](const Error&) { metrics.ObserveSharedTaskError(); };
 }
 
+void AddHealthRoutes(HttpServer& server) {
+  const RouteTraits kProbe{.on_io_thread = true, .public_access = true};
+  server.Route(
+      "GET", "/health/live",
+      [](const HttpRequest&) { return HttpResponse::Json(200, R"({"status":"ok"})"); }, kProbe);
+  server.Route(
+      "GET", "/health/ready",
+      [&server](const HttpRequest&) {
+        return server.ready() ? HttpResponse::Json(200, R"({"status":"ready"})")
+                              : HttpResponse::Error(503, "draining", "unavailable_error");
+      },
+      kProbe);
+}
+
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
                       ServiceMetrics& metrics, const RouteOptions& options) {
   metrics.SetEngineStats([&engine] { return engine.Stats(); });
@@ -52,12 +66,7 @@ void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskMana
   AddMineruRoutes(server, tasks, mineru);
   AddMetricsRoute(server, metrics);
   AddWebUiRoutes(server);
-  server.Route("GET", "/health/live",
-               [](const HttpRequest&) { return HttpResponse::Json(200, R"({"status":"ok"})"); });
-  server.Route("GET", "/health/ready", [&server](const HttpRequest&) {
-    return server.ready() ? HttpResponse::Json(200, R"({"status":"ready"})")
-                          : HttpResponse::Error(503, "draining", "unavailable_error");
-  });
+  AddHealthRoutes(server);
 }
 
 }  // namespace mineru::service

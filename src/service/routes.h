@@ -30,6 +30,11 @@ struct RouteOptions {
   bool allow_public_http_client = false;
 };
 
+// GET /health/live (200 {"status":"ok"}) and GET /health/ready (200 {"status":"ready"} until the
+// server drains, then 503): on the I/O thread, so they answer while every handler thread and the
+// engine are busy, and public (no API key), as orchestrators probe without one.
+void AddHealthRoutes(HttpServer& server);
+
 // `engine`, `tasks`, `metrics` and `server` must outlive the server's serving. Also points the
 // metrics' scrape-time gauges at the engine and the task manager.
 void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,

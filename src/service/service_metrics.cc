@@ -293,11 +293,16 @@ std::string ServiceMetrics::Render() {
 }
 
 void AddMetricsRoute(HttpServer& server, ServiceMetrics& metrics) {
-  server.Route("GET", "/metrics", [&metrics](const HttpRequest&) {
-    HttpResponse response = HttpResponse::Text(200, metrics.Render());
-    response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8";
-    return response;
-  });
+  // On the I/O thread: a scrape answers while every handler thread is busy (rendering reads
+  // counters and snapshots under short locks, never waiting on work).
+  server.Route(
+      "GET", "/metrics",
+      [&metrics](const HttpRequest&) {
+        HttpResponse response = HttpResponse::Text(200, metrics.Render());
+        response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8";
+        return response;
+      },
+      RouteTraits{.on_io_thread = true});
 }
 
 }  // namespace mineru::service

@@ -131,7 +131,8 @@ class ServiceMetrics {
   double start_time_seconds_ = 0;  // Unix time this object was made (at server start)
 };
 
-// GET /metrics: 200 with Content-Type "text/plain; version=0.0.4; charset=utf-8".
+// GET /metrics: 200 with Content-Type "text/plain; version=0.0.4; charset=utf-8", served on the
+// I/O thread (RouteTraits::on_io_thread), so a scrape never waits for a handler thread.
 void AddMetricsRoute(HttpServer& server, ServiceMetrics& metrics);
 
 }  // namespace mineru::service

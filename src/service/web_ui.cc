@@ -126,13 +126,20 @@ std::string_view WebContentType(std::string_view path) {
 }
 
 void AddWebUiRoutes(HttpServer& server) {
-  server.Route("GET", "/", [](const HttpRequest& r) { return Serve(r, "index.html"); });
-  server.Route("GET", "/ui/{file}",
-               [](const HttpRequest& r) { return Serve(r, "ui/" + r.Param("file")); });
-  server.Route("GET", "/ui/vendor/{file}",
-               [](const HttpRequest& r) { return Serve(r, "ui/vendor/" + r.Param("file")); });
-  server.Route("GET", "/ui/vendor/fonts/{file}",
-               [](const HttpRequest& r) { return Serve(r, "ui/vendor/fonts/" + r.Param("file")); });
+  // Public (no API key): static files with no data in them, which a browser loads without
+  // headers; the page they make asks for the key.
+  const RouteTraits kPublic{.public_access = true};
+  server.Route(
+      "GET", "/", [](const HttpRequest& r) { return Serve(r, "index.html"); }, kPublic);
+  server.Route(
+      "GET", "/ui/{file}", [](const HttpRequest& r) { return Serve(r, "ui/" + r.Param("file")); },
+      kPublic);
+  server.Route(
+      "GET", "/ui/vendor/{file}",
+      [](const HttpRequest& r) { return Serve(r, "ui/vendor/" + r.Param("file")); }, kPublic);
+  server.Route(
+      "GET", "/ui/vendor/fonts/{file}",
+      [](const HttpRequest& r) { return Serve(r, "ui/vendor/fonts/" + r.Param("file")); }, kPublic);
 }
 
 }  // namespace mineru::service

@@ -9,9 +9,10 @@
 // (EngineGate), so a request sits in exactly the state a case needs while its client leaves.
 // A stream's disconnect is observable: the server fires the stream's disconnect callbacks (which
 // cancel the request) before it stops counting the request in flight, so a case waits for
-// in_flight_requests() to drop before letting the engine go on. A non-streaming handler learns of
-// a disconnect only by polling HttpRequest::disconnected (every 100 ms, openai_api.cc), which
-// nothing outside marks; those cases keep the engine held for kHandlerNoticeGrace instead.
+// in_flight_requests() to drop before letting the engine go on. A non-streaming request is
+// cancelled by the same kind of callback (its Responder's, openai_api.cc), but it stays in flight
+// until the engine has ended it and its answer is written, so nothing outside marks the moment;
+// those cases keep the engine held for kHandlerNoticeGrace instead.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -42,8 +43,8 @@ constexpr char kModelId[] = "tiny-mineru";
 // Bound on every wait for a state the test expects; reaching it fails the test (a hang becomes a
 // failure, it is not a timing assertion).
 constexpr std::chrono::seconds kWaitLimit{60};
-// How long a non-streaming case keeps the engine held after its client left: ten polls of the
-// handler's disconnect flag (openai_api.cc polls every 100 ms).
+// How long a non-streaming case keeps the engine held after its client left: ample for the
+// server's disconnect watch to see the close and cancel the request.
 constexpr std::chrono::milliseconds kHandlerNoticeGrace{1000};
 // Small enough that the long prompt's prefill spans several iterations.
 constexpr int64_t kMaxBatchTokens = 32;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,8 @@
 #include "image/encode.h"
 #include "image_server.h"
 #include "service/api_error.h"
+#include "service/routes.h"
+#include "service/service_metrics.h"
 #include "tiny_chat.h"
 
 namespace mineru::service {
@@ -558,6 +561,139 @@ TEST_F(OpenAiApiTest, ImageBudgetsAnswer413Or503AndParameterLimits400) {
   }
   EXPECT_EQ(in_flight.in_use(), 0u);
   EXPECT_GT(in_flight.peak(), 0u);
+}
+
+// A server on `engine` with `api`, one handler thread, the probes and /metrics.
+std::unique_ptr<HttpServer> StartOneThreadServer(engine::Engine& engine, OpenAiOptions api,
+                                                 ServiceMetrics& metrics) {
+  auto server = std::make_unique<HttpServer>();
+  api.model_id = kModelId;
+  AddOpenAiRoutes(*server, engine, api);
+  AddHealthRoutes(*server);
+  AddMetricsRoute(*server, metrics);
+  ServerOptions options;
+  options.port = 0;
+  options.handler_threads = 1;
+  auto started = server->Start(options);
+  EXPECT_TRUE(started) << started.error().ToString();
+  return server;
+}
+
+// Waits (bounded: a hang fails the test) until the engine has seen `n` more submissions.
+bool WaitSubmitted(engine::Engine& engine, int64_t n) {
+  for (int i = 0; i < 6000 && engine.Stats().submitted < n; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return engine.Stats().submitted >= n;
+}
+
+// Issue 14: each generating request held a handler thread for its whole generation, so 140
+// streaming chats starved /health/ready. With one handler thread and the engine held, three
+// chats (two plain, one streamed) all reach the engine, and while they generate the probes,
+// /metrics and a route on the handler pool (/v1/models) are answered.
+TEST_F(OpenAiApiTest, GeneratingChatsHoldNoHandlerThread) {
+  auto engine = SmallQueueEngine(*model_, *dir_, 16);
+  ASSERT_NE(engine, nullptr);
+  ServiceMetrics metrics;
+  auto server = StartOneThreadServer(*engine, {}, metrics);
+  const int64_t submitted = engine->Stats().submitted;
+  EngineHold hold(*engine);
+  ASSERT_TRUE(hold.WaitHeld());
+  std::vector<std::optional<Response>> replies(3);
+  std::atomic<int> answered{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.emplace_back([&, i] {
+      Json body = MineruBody("\nText Recognition:", *image_url_);
+      if (i == 2) body["stream"] = true;
+      replies[static_cast<size_t>(i)] = ChatOn(*server, body);
+      ++answered;
+    });
+  }
+  ASSERT_TRUE(WaitSubmitted(*engine, submitted + 4)) << "a chat holds the only handler thread";
+  for (const char* path : {"/health/live", "/health/ready", "/metrics", "/v1/models"}) {
+    auto probe = Exchange(server->port(), "GET", path);
+    ASSERT_TRUE(probe) << path;
+    EXPECT_EQ(probe->status, 200) << path;
+  }
+  EXPECT_EQ(answered.load(), 0) << "answered while the engine is held";
+  hold.Release();
+  for (auto& client : clients) client.join();
+  for (size_t i = 0; i < replies.size(); ++i) {
+    ASSERT_TRUE(replies[i]) << i;
+    EXPECT_EQ(replies[i]->status, 200) << replies[i]->body;
+  }
+  EXPECT_EQ(SseData(replies[2]->body).back(), "[DONE]");
+}
+
+// max_chat_in_flight at its boundary: with 2, two chats waiting on a held engine are accepted
+// and a third is refused 429 with Retry-After naming the flag (before its body is parsed); once
+// they finish a slot is free again.
+TEST_F(OpenAiApiTest, ChatsInFlightExactlyAcceptedOneMoreIs429) {
+  auto engine = SmallQueueEngine(*model_, *dir_, 16);
+  ASSERT_NE(engine, nullptr);
+  OpenAiOptions api;
+  api.max_chat_in_flight = 2;
+  auto server = StartServer(*engine, api);
+  const int64_t submitted = engine->Stats().submitted;
+  EngineHold hold(*engine);
+  ASSERT_TRUE(hold.WaitHeld());
+  std::vector<std::optional<Response>> replies(2);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 2; ++i) {
+    clients.emplace_back([&, i] {
+      replies[static_cast<size_t>(i)] =
+          ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+    });
+  }
+  ASSERT_TRUE(WaitSubmitted(*engine, submitted + 3));
+  auto refused = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+  ExpectOpenAiError(refused, 429, "over max_chat_in_flight");
+  EXPECT_EQ(refused->Header("retry-after"), std::to_string(kRetryAfter.count()));
+  EXPECT_NE(refused->body.find("--max-chat-in-flight"), std::string::npos) << refused->body;
+  EXPECT_EQ(engine->Stats().submitted, submitted + 3) << "the refused chat reached the engine";
+  hold.Release();
+  for (auto& client : clients) client.join();
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->status, 200) << reply->body;
+  }
+  auto again = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << again->body;
+}
+
+// Issue 14: a request still generating at the end of the drain got a closed socket. Stop now
+// answers a plain chat 503 and ends a stream with an error event and [DONE], and returns (the
+// chats held no handler thread).
+TEST_F(OpenAiApiTest, StopEndsGeneratingChatsWith503AndAnErrorEvent) {
+  auto engine = SmallQueueEngine(*model_, *dir_, 16);
+  ASSERT_NE(engine, nullptr);
+  auto server = StartServer(*engine, {});
+  const int64_t submitted = engine->Stats().submitted;
+  EngineHold hold(*engine);
+  ASSERT_TRUE(hold.WaitHeld());
+  std::optional<Response> plain, streamed;
+  std::thread plain_client(
+      [&] { plain = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_)); });
+  Json stream_body = MineruBody("\nText Recognition:", *image_url_);
+  stream_body["stream"] = true;
+  std::thread stream_client([&] { streamed = ChatOn(*server, stream_body); });
+  ASSERT_TRUE(WaitSubmitted(*engine, submitted + 3));
+  EXPECT_TRUE(server->Stop(std::chrono::milliseconds(400)));
+  plain_client.join();
+  stream_client.join();
+  hold.Release();
+  ExpectOpenAiError(plain, 503, "stopped while generating");
+  EXPECT_EQ(plain->Header("retry-after"), std::to_string(kRetryAfter.count()));
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200);
+  const std::vector<std::string> events = SseData(streamed->body);
+  ASSERT_GE(events.size(), 2u) << streamed->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  auto error = ParseJson(events[events.size() - 2], "error event");
+  ASSERT_TRUE(error) << streamed->body;
+  EXPECT_EQ((*error)["error"]["type"], "unavailable_error");
 }
 
 }  // namespace

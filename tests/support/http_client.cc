@@ -111,14 +111,14 @@ bool Client::ReadUntil(std::string_view needle) {
 }
 
 std::string GetRequest(std::string_view path, std::string_view extra_headers) {
-  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: test\r\n" + std::string(extra_headers) +
-         "\r\n";
+  return "GET " + std::string(path) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+         std::string(extra_headers) + "\r\n";
 }
 
 std::string BodyRequest(std::string_view method, std::string_view path, std::string_view body,
                         std::string_view extra_headers) {
   return std::string(method) + " " + std::string(path) +
-         " HTTP/1.1\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
          std::string(extra_headers) + "\r\n" + std::string(body);
 }
 
@@ -135,7 +135,7 @@ std::optional<HttpReply> Exchange(int port, const std::string& method, const std
   std::string headers = "Connection: close\r\n" + extra_headers;
   std::string request;
   if (method == "GET" || (method == "DELETE" && body.empty())) {
-    request = method + " " + path + " HTTP/1.1\r\nHost: test\r\n" + headers + "\r\n";
+    request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers + "\r\n";
   } else {
     if (!content_type.empty()) headers += "Content-Type: " + content_type + "\r\n";
     request = BodyRequest(method, path, body, headers);

@@ -6,7 +6,9 @@
 //     http://127.0.0.1:8000 tests/data/corpus/x.pdf build/test-artifacts/webui.png
 //
 // Options: --min-boxes N (layout boxes that must be drawn, default 1), --timeout-s S (for the
-// whole parse, default 600), --chromium PATH (default $MINERU_CHROMIUM or /usr/bin/chromium).
+// whole parse, default 600), --chromium PATH (default $MINERU_CHROMIUM or /usr/bin/chromium),
+// --api-key KEY (the server wants this key: the UI must ask for it once, send it on every API
+// request, previews, event streams and the ZIP download included, and never put it in a URL).
 //
 // It drops the PDF on the drop zone, waits for the task to complete, and checks: page progress
 // was shown; the rendered Markdown pane has content; layout boxes are drawn over a loaded page
@@ -31,12 +33,13 @@ function parseArgs(argv) {
     if (a === '--min-boxes') options.minBoxes = Number(argv[++i]);
     else if (a === '--timeout-s') options.timeoutS = Number(argv[++i]);
     else if (a === '--chromium') options.chromium = argv[++i];
+    else if (a === '--api-key') options.apiKey = argv[++i];
     else positional.push(a);
   }
   if (positional.length !== 3 || !(options.minBoxes >= 0) || !(options.timeoutS > 0)) {
     console.error(
       'usage: e2e.mjs <base-url> <pdf> <screenshot.png> [--min-boxes N] [--timeout-s S] ' +
-        '[--chromium PATH]',
+        '[--chromium PATH] [--api-key KEY]',
     );
     process.exit(2);
   }
@@ -86,7 +89,18 @@ async function checkUi(page) {
 
   const browserErrors = [];
   page.on('console', (msg) => {
+    // With a key, the requests before the key was entered are refused: that is expected.
+    if (args.apiKey && /status of 401/.test(msg.text())) return;
     if (msg.type() === 'error') browserErrors.push(`console: ${msg.text()}`);
+  });
+  // With a key: which API requests carried it, and whether any URL did.
+  const apiRequests = { total: 0, withKey: 0, keyInUrl: [] };
+  page.on('request', (req) => {
+    const path = new URL(req.url()).pathname;
+    if (args.apiKey && req.url().includes(args.apiKey)) apiRequests.keyInUrl.push(req.url());
+    if (!path.includes('/v1/')) return;
+    apiRequests.total += 1;
+    if ((req.headers().authorization || '') === `Bearer ${args.apiKey}`) apiRequests.withKey += 1;
   });
   page.on('pageerror', (err) => browserErrors.push(`uncaught: ${err.message}`));
   page.on('requestfailed', (req) => {
@@ -107,6 +121,16 @@ async function checkUi(page) {
   const csp = (first && first.headers()['content-security-policy']) || '';
   check(/default-src 'self'/.test(csp) && /script-src 'self'/.test(csp), `CSP on /: ${csp}`);
   await page.locator('#drop-zone').waitFor();
+  if (args.apiKey) {
+    // The header's /v1/models is refused: the UI asks for the key.
+    await page.locator('#key-dialog').waitFor({ state: 'visible' });
+    check(true, 'the UI asks for the API key');
+    await page.fill('#key-input', args.apiKey);
+    await page.click('#key-dialog button[type="submit"]');
+    await page.locator('#key-dialog').waitFor({ state: 'hidden' });
+    await page.locator('#server-model').waitFor({ state: 'visible' });
+    check(true, 'with the key the header names the model');
+  }
 
   // ---- Upload by drag and drop.
   const bytes = readFileSync(args.pdf);
@@ -193,10 +217,24 @@ async function checkUi(page) {
 
   // ---- ZIP download.
   const zipHref = await page.locator('#zip-link').getAttribute('href');
-  const zip = await page.request.get(new URL(zipHref, args.baseUrl).href);
+  const zip = await page.request.get(new URL(zipHref, args.baseUrl).href, {
+    headers: args.apiKey ? { Authorization: `Bearer ${args.apiKey}` } : {},
+  });
   const zipBody = await zip.body();
   check(zip.status() === 200 && zipBody.subarray(0, 2).toString() === 'PK',
     `ZIP link answers 200 with a ZIP (${zip.status()}, ${zipBody.length} bytes)`);
+  if (args.apiKey) {
+    // The link itself, clicked: fetched with the key and saved from a blob: URL.
+    await page.click('#tab-rendered');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('#zip-link'),
+    ]);
+    const saved = readFileSync(await download.path());
+    check(saved.subarray(0, 2).toString() === 'PK',
+      `the ZIP link downloads a ZIP with the key (${download.suggestedFilename()}, ` +
+        `${saved.length} bytes)`);
+  }
 
   // ---- Chat about page 1, streamed.
   await page.click('#tab-pages');
@@ -214,6 +252,15 @@ async function checkUi(page) {
   const chatError = await page.locator('.chat-answer .chat-error').count();
   check(chatError === 0 && answer.length > 0 && answer !== '(empty answer)',
     `chat streamed an answer (${answer.length} characters)`);
+
+  // ---- The key: on every API request after it was entered, in no URL.
+  if (args.apiKey) {
+    check(apiRequests.keyInUrl.length === 0,
+      `the key is in no URL${apiRequests.keyInUrl.length ? `: ${apiRequests.keyInUrl[0]}` : ''}`);
+    // Only the first /v1/models went without it.
+    check(apiRequests.total > 5 && apiRequests.withKey === apiRequests.total - 1,
+      `API requests carried the key (${apiRequests.withKey} of ${apiRequests.total})`);
+  }
 
   // ---- Policy and browser errors over the whole session.
   check(uiWithoutCsp.length === 0, `every UI answer carries the CSP (${uiWithoutCsp.join(', ')})`);

@@ -6,7 +6,9 @@
 // the table and equation blocks (an OTSL table, a LaTeX formula): the boxes, HTML tables and
 // KaTeX formulas the UI must show then exist, while everything else runs for real.
 //
-//   webui_test_server MODEL_DIR  -> prints "listening on http://127.0.0.1:PORT"; SIGTERM stops
+//   webui_test_server MODEL_DIR [API_KEY]  -> prints "listening on http://127.0.0.1:PORT";
+//   SIGTERM stops. With API_KEY every route but the probes and the UI's files needs it (as
+//   `serve --api-key`); the cross-site checks are on, as in `serve`.
 #include <signal.h>
 
 #include <cstdio>
@@ -78,8 +80,9 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return Fail("usage: webui_test_server MODEL_DIR");
+  if (argc != 2 && argc != 3) return Fail("usage: webui_test_server MODEL_DIR [API_KEY]");
   const std::string model_dir = argv[1];
+  const std::string api_key = argc == 3 ? argv[2] : "";
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -111,6 +114,8 @@ int main(int argc, char** argv) {
   service::ServerOptions options;
   options.port = 0;
   options.handler_threads = 16;
+  options.api_key = api_key;
+  options.check_cross_site = true;
   options.on_request = [&metrics](const service::RequestRecord& r) { metrics.ObserveHttp(r); };
   if (auto started = server.Start(options); !started) return Fail(started.error().ToString());
   std::fprintf(stderr, "listening on http://127.0.0.1:%d\n", server.port());

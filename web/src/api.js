@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HTTP API as the UI uses it (docs/API.md). Every URL is relative to the page, so the UI
-// also works behind a reverse proxy that serves it under a path prefix.
+// also works behind a reverse proxy that serves it under a path prefix. Every request goes
+// through auth.js's apiFetch, which adds the API key when the server wants one.
+import { apiFetch } from './auth.js';
 
 // The error message of a failed answer: the API's {"error": {"message"}} shape, MinerU's
 // {"error": "..."} and {"detail": "..."}, or the status line.
@@ -34,15 +36,15 @@ export async function submitDocument(file, { formulaEnable = true, tableEnable =
   form.append('file', file, file.name);
   form.append('formula_enable', String(formulaEnable));
   form.append('table_enable', String(tableEnable));
-  return json(await fetch('v1/document/parse', { method: 'POST', body: form }));
+  return json(await apiFetch('v1/document/parse', { method: 'POST', body: form }));
 }
 
 export async function getTask(id) {
-  return json(await fetch(taskUrl(id), { cache: 'no-store' }));
+  return json(await apiFetch(taskUrl(id), { cache: 'no-store' }));
 }
 
 export async function getResult(id) {
-  return json(await fetch(`${taskUrl(id)}/result`, { cache: 'no-store' }));
+  return json(await apiFetch(`${taskUrl(id)}/result`, { cache: 'no-store' }));
 }
 
 export const eventsUrl = (id) => `${taskUrl(id)}/events`;
@@ -53,9 +55,9 @@ export const imageUrl = (id, doc, name) =>
 
 export const isFinal = (status) => ['completed', 'failed', 'cancelled'].includes(status);
 
-// Follows a task until it ends: Server-Sent Events from /events, or polling /tasks/{id} once a
-// second when the event stream cannot be opened or breaks. onProgress gets every task object;
-// resolves to the final one.
+// Follows a task until it ends: Server-Sent Events from /events (read with fetch, which can send
+// the API key, unlike EventSource), or polling /tasks/{id} once a second when the event stream
+// cannot be opened or breaks. onProgress gets every task object; resolves to the final one.
 export function watchTask(id, onProgress, { pollMs = 1000 } = {}) {
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -78,40 +80,48 @@ export function watchTask(id, onProgress, { pollMs = 1000 } = {}) {
         await new Promise((r) => setTimeout(r, pollMs));
       }
     };
-    if (typeof EventSource !== 'function') {
-      poll();
-      return;
-    }
-    const source = new EventSource(eventsUrl(id));
-    const parse = (event) => {
+    const parse = (data) => {
       try {
-        return JSON.parse(event.data);
+        return JSON.parse(data);
       } catch {
         return null;
       }
     };
-    source.addEventListener('progress', (event) => {
-      const task = parse(event);
-      if (task && !settled) onProgress(task);
-    });
-    source.addEventListener('done', (event) => {
-      source.close();
-      const task = parse(event);
-      if (task && isFinal(task.status)) finish(task);
-      else poll();
-    });
-    // The stream failed or ended without "done" (EventSource would reconnect on its own):
-    // polling is simpler and enough.
-    source.onerror = () => {
-      source.close();
+    const stream = async () => {
+      const controller = new AbortController();
+      try {
+        const response = await apiFetch(eventsUrl(id), {
+          cache: 'no-store',
+          headers: { Accept: 'text/event-stream' },
+          signal: controller.signal,
+        });
+        if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
+        for await (const { event, data } of sseEvents(response.body)) {
+          const task = parse(data);
+          if (event === 'progress' && task && !settled) onProgress(task);
+          if (event === 'done') {
+            controller.abort();
+            if (task && isFinal(task.status)) return finish(task);
+            break;
+          }
+        }
+      } catch {
+        // The stream failed: polling is simpler and enough.
+      }
+      // Ended without "done" (or failed): poll.
       if (!settled) poll();
     };
+    if (typeof ReadableStream !== 'function' || typeof TextDecoderStream !== 'function') {
+      poll();
+      return;
+    }
+    stream();
   });
 }
 
 // The first (and, for this server, only) model object of /v1/models.
 export async function modelInfo() {
-  const list = await json(await fetch('v1/models'));
+  const list = await json(await apiFetch('v1/models'));
   if (!list || !Array.isArray(list.data) || list.data.length === 0 || !list.data[0]) {
     throw new Error('the server lists no model');
   }
@@ -149,12 +159,14 @@ export function describeModel(model) {
   return { text, title, profile: raw };
 }
 
-// The payloads of the "data:" fields of an event stream, one per event (SSE: fields of an event
-// end at a blank line; several data lines are joined with "\n").
-export async function* sseData(body) {
+// The events of an event stream: {event, data}, event "" when the stream names none (SSE:
+// fields of an event end at a blank line; several data lines are joined with "\n"; comments and
+// other fields are skipped).
+export async function* sseEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let data = [];
+  let event = '';
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -164,14 +176,22 @@ export async function* sseData(body) {
       const line = buffer.slice(0, newline);
       buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
       if (line === '') {
-        if (data.length > 0) yield data.join('\n');
+        if (data.length > 0) yield { event, data: data.join('\n') };
         data = [];
+        event = '';
       } else if (line.startsWith('data:')) {
         data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+      } else if (line.startsWith('event:')) {
+        event = line.slice(line.startsWith('event: ') ? 7 : 6);
       }
     }
   }
-  if (data.length > 0) yield data.join('\n');
+  if (data.length > 0) yield { event, data: data.join('\n') };
+}
+
+// The payloads of the "data:" fields of an event stream, one per event.
+export async function* sseData(body) {
+  for await (const { data } of sseEvents(body)) yield data;
 }
 
 // POST /v1/chat/completions with stream: true; calls onDelta with each piece of the answer as
@@ -184,7 +204,7 @@ export async function streamChat({ model, imageDataUrl, question, signal, onDelt
   const content = [];
   if (imageDataUrl) content.push({ type: 'image_url', image_url: { url: imageDataUrl } });
   content.push({ type: 'text', text: question });
-  const response = await fetch('v1/chat/completions', {
+  const response = await apiFetch('v1/chat/completions', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({

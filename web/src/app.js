@@ -5,6 +5,7 @@
 // calls are api.js.
 import {
   describeModel,
+  errorOf,
   getResult,
   imageUrl,
   isFinal,
@@ -14,6 +15,7 @@ import {
   watchTask,
   zipUrl,
 } from './api.js';
+import { apiFetch, apiKey, authorizeImages, forgetResources } from './auth.js';
 import { ChatPanel } from './chat.js';
 import { renderMarkdown } from './markdown.js';
 import { renderPages } from './pages.js';
@@ -186,6 +188,7 @@ function showResult(taskId, result) {
   const docs = result.documents || [];
   ui.docSelect.replaceChildren(...docs.map((d, i) => new Option(d.name || `#${i + 1}`, i)));
   ui.docSelectLabel.hidden = docs.length < 2;
+  forgetResources(); // the previous result's images
   ui.zipLink.href = zipUrl(taskId);
   ui.result.hidden = false;
   showDocument();
@@ -196,10 +199,17 @@ function showDocument() {
   const docIndex = state.doc;
   const doc = (state.result.documents || [])[docIndex] || {};
   // MinerU's Markdown refers to "images/<name>"; anything else (remote URLs) is dropped.
-  renderMarkdown(ui.rendered, doc.markdown, (src) => {
-    const m = /^(?:\.\/)?images\/([^/?#]+)$/.exec(src);
-    return m ? imageUrl(taskId, docIndex, decodeURIComponent(m[1])) : null;
-  });
+  const withKey = Boolean(apiKey());
+  renderMarkdown(
+    ui.rendered,
+    doc.markdown,
+    (src) => {
+      const m = /^(?:\.\/)?images\/([^/?#]+)$/.exec(src);
+      return m ? imageUrl(taskId, docIndex, decodeURIComponent(m[1])) : null;
+    },
+    withKey,
+  );
+  if (withKey) authorizeImages(ui.rendered);
   ui.markdownRaw.textContent = doc.markdown || '';
   // Outputs only some servers return are offered only when the document has them.
   for (const option of ui.jsonSelect.options) {
@@ -238,6 +248,29 @@ ui.docSelect.addEventListener('change', () => {
 ui.jsonSelect.addEventListener('change', showJson);
 ui.boxesSelect.addEventListener('change', () => {
   if (state.result) showPages();
+});
+
+// With an API key the ZIP is fetched with it and saved from a blob: URL (a plain link cannot
+// send the key); without one the link downloads it itself.
+ui.zipLink.addEventListener('click', async (event) => {
+  if (!apiKey()) return;
+  event.preventDefault();
+  try {
+    const response = await apiFetch(ui.zipLink.getAttribute('href'));
+    if (!response.ok) throw await errorOf(response);
+    const disposition = response.headers.get('Content-Disposition') || '';
+    const named = /filename="?([^";]+)"?/.exec(disposition);
+    const url = URL.createObjectURL(await response.blob());
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = named ? named[1] : `${state.taskId || 'result'}.zip`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch (err) {
+    showError(err.message || String(err));
+  }
 });
 
 // ---- Tabs (WAI-ARIA tabs pattern: arrow keys move between tabs, Tab enters the panel) --------

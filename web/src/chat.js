@@ -3,6 +3,7 @@
 // image the user picks), sent to /v1/chat/completions with stream: true; the answer is appended
 // as it arrives. Each question stands alone (MinerU2.5 is not a conversational model).
 import { firstModel, streamChat } from './api.js';
+import { apiFetch, resourceUrl } from './auth.js';
 
 // Images are sent as data URLs; ones with a longer side than this are scaled down first (the
 // model resizes to at most this order of size anyway, and the request stays small).
@@ -72,17 +73,32 @@ export class ChatPanel {
       if (this.pageSelect.value === '') return;
       this.pickedImage = null;
       this.imageInput.value = '';
-      this.showPreview(this.pageUrl(Number(this.pageSelect.value)));
+      const page = Number(this.pageSelect.value);
+      this.showPreview(this.pageUrl(page), page);
     });
   }
 
-  showPreview(url) {
+  // Shows url (a blob: URL this panel made, revoked when replaced), or with page set the
+  // preview of that page (through auth.js, which owns what it fetches with the key).
+  showPreview(url, page = null) {
     if (this.previewUrl && this.previewUrl.startsWith('blob:')) {
       URL.revokeObjectURL(this.previewUrl);
     }
-    this.previewUrl = url;
-    this.preview.src = url;
+    this.previewUrl = page === null ? url : null;
     this.preview.hidden = false;
+    if (page === null) {
+      this.preview.src = url;
+      return;
+    }
+    this.preview.removeAttribute('src');
+    resourceUrl(url).then(
+      (shown) => {
+        if (this.pageSelect.value === String(page)) this.preview.src = shown;
+      },
+      () => {
+        this.preview.hidden = true;
+      },
+    );
   }
 
   // A parsed document's pages become the choices (page 1 selected).
@@ -94,7 +110,7 @@ export class ChatPanel {
     for (let i = 0; i < count; i++) this.pageSelect.append(new Option(`Page ${i + 1}`, String(i)));
     if (count > 0 && !this.pickedImage) {
       this.pageSelect.value = '0';
-      this.showPreview(pageUrl(0));
+      this.showPreview(pageUrl(0), 0);
     }
   }
 
@@ -108,7 +124,7 @@ export class ChatPanel {
   async currentImage() {
     if (this.pickedImage) return imageDataUrl(this.pickedImage);
     if (this.pageSelect.value !== '' && this.pageUrl) {
-      const response = await fetch(this.pageUrl(Number(this.pageSelect.value)));
+      const response = await apiFetch(this.pageUrl(Number(this.pageSelect.value)));
       if (!response.ok) throw new Error(`cannot load the page preview (${response.status})`);
       return imageDataUrl(await response.blob());
     }

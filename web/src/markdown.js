@@ -68,14 +68,17 @@ const FORBIDDEN_TAGS = ['style', 'form', 'input', 'button', 'textarea', 'select'
 
 // Markdown source -> sanitized HTML string with formula placeholders. rewriteImage(src) gives
 // the URL for an image reference ("images/<name>.jpg" in MinerU's Markdown), or null to drop it.
-export function markdownToSafeHtml(markdown, rewriteImage) {
+// With deferImages the URL goes into data-api-src instead of src, for auth.js's authorizeImages
+// to load with the API key.
+export function markdownToSafeHtml(markdown, rewriteImage, deferImages = false) {
   const html = marked.parse(markdown || '');
   // The hook runs inside DOMPurify's inert document, so the unrewritten URLs are never loaded.
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    if (node.nodeName === 'IMG') node.removeAttribute('data-api-src'); // only ours, below
     if (node.nodeName === 'IMG' && node.hasAttribute('src')) {
       const url = rewriteImage(node.getAttribute('src'));
-      if (url) node.setAttribute('src', url);
-      else node.removeAttribute('src');
+      node.removeAttribute('src');
+      if (url) node.setAttribute(deferImages ? 'data-api-src' : 'src', url);
       node.setAttribute('loading', 'lazy');
     }
     if (node.nodeName === 'A' && node.hasAttribute('href')) {
@@ -154,8 +157,8 @@ export function markRawHtmlMath(root) {
 }
 
 // Renders markdown into container (replacing its content).
-export function renderMarkdown(container, markdown, rewriteImage) {
-  container.innerHTML = markdownToSafeHtml(markdown, rewriteImage);
+export function renderMarkdown(container, markdown, rewriteImage, deferImages = false) {
+  container.innerHTML = markdownToSafeHtml(markdown, rewriteImage, deferImages);
   markRawHtmlMath(container);
   renderMath(container);
 }

@@ -5,6 +5,7 @@
 // no pixel sizes and stays right at any zoom. Positions and colors are set through element.style
 // (the CSSOM), which the Content-Security-Policy allows; every text goes in as textContent or as
 // an attribute value.
+import { showImage } from './auth.js';
 import { boxLabel, boxTitle, colorOf, documentBoxes, legendEntries } from './layout.js';
 
 export { blocksOfPage, colorOf } from './layout.js';
@@ -41,10 +42,10 @@ export function renderPages(container, legend, { doc, source = 'model_json', pag
     const frame = document.createElement('div');
     frame.className = 'page-frame';
     const img = document.createElement('img');
-    img.src = pageUrl(i);
     img.alt = `Page ${i + 1}`;
     img.loading = 'lazy';
     img.decoding = 'async';
+    showImage(img, pageUrl(i)); // with the API key when one is kept
     frame.append(img, ...boxes.map(boxElement));
     const caption = document.createElement('figcaption');
     const label = document.createElement('span');
