@@ -122,6 +122,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   args.server_flags.Apply(routes.openai);
   args.server_flags.Apply(routes);
   args.task_flags.Apply(routes.multipart);
+  args.task_flags.Apply(routes.previews);
   service::AddServiceRoutes(server, *engine, **tasks, metrics, routes);
 
   service::ServerOptions options;
@@ -160,6 +161,7 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "Model id reported by /v1/models and required in requests (default: --model)");
   args->server_flags.Register(*cmd);
   args->task_flags.Register(*cmd);
+  args->task_flags.RegisterPreviews(*cmd);
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command-line flags of `mineru-cpp serve` for document uploads (service::MultipartLimits), the
-// task queue (jobs::TaskManager) and the pipeline settings its documents run with;
-// docs/LIMITS.md lists them.
+// task queue (jobs::TaskManager), the pipeline settings its documents run with (all of these
+// also on `worker`, Register), and serve's page previews (service::PreviewOptions,
+// RegisterPreviews); docs/LIMITS.md lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include "jobs/task_manager.h"
 #include "pipeline/document.h"
 #include "service/multipart.h"
+#include "service/page_preview.h"
 
 namespace mineru::apps {
 
@@ -37,6 +39,8 @@ struct TaskFlags {
   std::optional<int64_t> max_tokens;
   size_t max_form_parts = service::kDefaultMaxFormParts;
   size_t max_part_header_bytes = service::kDefaultMaxPartHeaderBytes;
+  uint64_t preview_cache_bytes = service::kDefaultPreviewCacheBytes;
+  int max_preview_renders = service::kDefaultMaxPreviewRenders;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--work-dir", work_dir,
@@ -101,6 +105,23 @@ struct TaskFlags {
                    "Header bytes of one multipart part at most; more: 400")
         ->check(CLI::Range(size_t{64}, size_t{1} << 20))
         ->capture_default_str();
+  }
+
+  // serve only: the page previews of the document API.
+  void RegisterPreviews(CLI::App& cmd) {
+    cmd.add_option("--preview-cache-bytes", preview_cache_bytes,
+                   "JPEG bytes of page previews kept in memory (LRU; 0: none)")
+        ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+        ->capture_default_str();
+    cmd.add_option("--max-preview-renders", max_preview_renders,
+                   "Page previews rendered at once; one more is answered 503 with Retry-After")
+        ->check(CLI::Range(1, service::kMaxPreviewRendersCeiling))
+        ->capture_default_str();
+  }
+
+  void Apply(service::PreviewOptions& previews) const {
+    previews.cache_bytes = preview_cache_bytes;
+    previews.max_renders = max_preview_renders;
   }
 
   void Apply(service::MultipartLimits& limits) const {
