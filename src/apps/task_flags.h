@@ -30,6 +30,7 @@ struct TaskFlags {
   int64_t task_timeout_s = 0;
   int64_t retention_s = Defaults::kDefaultRetention.count();
   size_t max_retained_tasks = Defaults::kDefaultMaxRetainedTasks;
+  uint64_t max_retained_bytes = Defaults::kDefaultMaxRetainedBytes;
   uint64_t cache_bytes = jobs::kDefaultCacheBytes;
   std::string cache_url;  // empty: no shared cache
   int64_t cache_ttl_s = jobs::kDefaultRedisTtl.count();
@@ -67,6 +68,11 @@ struct TaskFlags {
     cmd.add_option("--max-retained-tasks", max_retained_tasks,
                    "Finished tasks kept at most (the oldest go first)")
         ->check(CLI::Range(size_t{1}, size_t{1} << 24))
+        ->capture_default_str();
+    cmd.add_option("--max-retained-bytes", max_retained_bytes,
+                   "Bytes of finished tasks' files (inputs and outputs) kept at most (the oldest "
+                   "go first; failed and cancelled tasks keep none)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50))
         ->capture_default_str();
     cmd.add_option("--cache-bytes", cache_bytes,
                    "In-process cache of parsed documents, in bytes (0: off)")
@@ -136,6 +142,7 @@ struct TaskFlags {
     o.task_timeout = std::chrono::seconds(task_timeout_s);
     o.retention = std::chrono::seconds(retention_s);
     o.max_retained_tasks = max_retained_tasks;
+    o.max_retained_bytes = max_retained_bytes;
     o.cache_bytes = cache_bytes;
     o.cache_url = cache_url;
     o.cache_ttl = std::chrono::seconds(cache_ttl_s);
