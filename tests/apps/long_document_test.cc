@@ -13,7 +13,7 @@
 //     kParseMemoryBound. The tiny model's layout request costs about 0.4 CPU-seconds a page
 //     (its vision tower sees MinerU's 1036 x 1036 layout image), so CI parses a 40-page slice
 //     of the 5,000 pages (the last 40, -s/-e: the far end of the page tree);
-//     MINERU_LONG_PARSE_PAGES=N parses the last N, 5000 all of them (about 35 CPU-minutes;
+//     MINERU_LONG_PARSE_PAGES=N parses the last N, 5000 all of them (about 32 CPU-minutes;
 //     docs/PERFORMANCE.md has the figures of what was run).
 #include <algorithm>
 #include <chrono>
@@ -280,7 +280,7 @@ TEST(LongDocumentTest, ParseReportsEveryPageWithinTheMemoryBound) {
                 {"-s", std::to_string(kPages - pages), "-e", std::to_string(kPages - 1)});
   }
   args.insert(args.begin(), std::string(MINERU_BINARY_DIR) + "/src/apps/mineru-cpp");
-  // The whole document takes about 35 CPU-minutes: the timeout only guards against a hang.
+  // The whole document takes about 32 CPU-minutes: the timeout only guards against a hang.
   const CliResult r =
       testing_support::RunProcess(args, {"MINERU_THREADS=2"}, std::chrono::minutes(60));
   ASSERT_TRUE(Succeeded(r)) << Describe(r);

@@ -101,7 +101,7 @@ std::string ImageDataUrl() {
 
 class Load {
  public:
-  Load(int port) : port_(port), image_url_(ImageDataUrl()) {}
+  explicit Load(int port) : port_(port), image_url_(ImageDataUrl()) {}
 
   // Runs requests from thread `client` until `until`.
   void Run(int client, SteadyClock::time_point until) {
