@@ -160,6 +160,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   routes.openai.limits.max_images = engine_flags.options.max_images_per_request;
   args.server_flags.Apply(routes);
   args.task_flags.Apply(routes.multipart);
+  args.task_flags.Apply(routes.previews);
   service::AddServiceRoutes(server, *engine, **tasks, metrics, routes);
 
   service::ServerOptions options;
@@ -212,6 +213,7 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
                   "--model directory's name, or the Hugging Face id as given)");
   args->server_flags.Register(*cmd);
   args->task_flags.Register(*cmd);
+  args->task_flags.RegisterPreviews(*cmd);
   args->image_budget_flags.Register(*cmd);
   args->chat_limit_flags.Register(*cmd);
   args->profile_flags.Register(*cmd);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Command-line flags of `mineru-cpp serve` for document uploads (service::MultipartLimits), the
-// task queue (jobs::TaskManager) and the pipeline settings its documents run with;
-// docs/LIMITS.md lists them.
+// task queue (jobs::TaskManager), the pipeline settings its documents run with (all of these
+// also on `worker`, Register), and serve's page previews (service::PreviewOptions,
+// RegisterPreviews); docs/LIMITS.md lists them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include "jobs/task_manager.h"
 #include "pipeline/document.h"
 #include "service/multipart.h"
+#include "service/page_preview.h"
 
 namespace mineru::apps {
 
@@ -28,6 +30,7 @@ struct TaskFlags {
   int64_t task_timeout_s = 0;
   int64_t retention_s = Defaults::kDefaultRetention.count();
   size_t max_retained_tasks = Defaults::kDefaultMaxRetainedTasks;
+  uint64_t max_retained_bytes = Defaults::kDefaultMaxRetainedBytes;
   uint64_t cache_bytes = jobs::kDefaultCacheBytes;
   std::string cache_url;  // empty: no shared cache
   int64_t cache_ttl_s = jobs::kDefaultRedisTtl.count();
@@ -37,6 +40,8 @@ struct TaskFlags {
   std::optional<int64_t> max_tokens;
   size_t max_form_parts = service::kDefaultMaxFormParts;
   size_t max_part_header_bytes = service::kDefaultMaxPartHeaderBytes;
+  uint64_t preview_cache_bytes = service::kDefaultPreviewCacheBytes;
+  int max_preview_renders = service::kDefaultMaxPreviewRenders;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--work-dir", work_dir,
@@ -63,6 +68,11 @@ struct TaskFlags {
     cmd.add_option("--max-retained-tasks", max_retained_tasks,
                    "Finished tasks kept at most (the oldest go first)")
         ->check(CLI::Range(size_t{1}, size_t{1} << 24))
+        ->capture_default_str();
+    cmd.add_option("--max-retained-bytes", max_retained_bytes,
+                   "Bytes of finished tasks' files (inputs and outputs) kept at most (the oldest "
+                   "go first; failed and cancelled tasks keep none)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50))
         ->capture_default_str();
     cmd.add_option("--cache-bytes", cache_bytes,
                    "In-process cache of parsed documents, in bytes (0: off)")
@@ -103,6 +113,23 @@ struct TaskFlags {
         ->capture_default_str();
   }
 
+  // serve only: the page previews of the document API.
+  void RegisterPreviews(CLI::App& cmd) {
+    cmd.add_option("--preview-cache-bytes", preview_cache_bytes,
+                   "JPEG bytes of page previews kept in memory (LRU; 0: none)")
+        ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+        ->capture_default_str();
+    cmd.add_option("--max-preview-renders", max_preview_renders,
+                   "Page previews rendered at once; one more is answered 503 with Retry-After")
+        ->check(CLI::Range(1, service::kMaxPreviewRendersCeiling))
+        ->capture_default_str();
+  }
+
+  void Apply(service::PreviewOptions& previews) const {
+    previews.cache_bytes = preview_cache_bytes;
+    previews.max_renders = max_preview_renders;
+  }
+
   void Apply(service::MultipartLimits& limits) const {
     limits.max_parts = max_form_parts;
     limits.max_part_header_bytes = max_part_header_bytes;
@@ -115,6 +142,7 @@ struct TaskFlags {
     o.task_timeout = std::chrono::seconds(task_timeout_s);
     o.retention = std::chrono::seconds(retention_s);
     o.max_retained_tasks = max_retained_tasks;
+    o.max_retained_bytes = max_retained_bytes;
     o.cache_bytes = cache_bytes;
     o.cache_url = cache_url;
     o.cache_ttl = std::chrono::seconds(cache_ttl_s);

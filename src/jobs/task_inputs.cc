@@ -67,6 +67,20 @@ Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files,
   return {};
 }
 
+uint64_t DirectoryBytes(const std::string& dir) {
+  std::error_code ec;
+  uint64_t total = 0;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_regular_file(entry_ec) && !it->is_symlink(entry_ec)) {
+      const uintmax_t size = it->file_size(entry_ec);
+      if (!entry_ec) total += size;
+    }
+  }
+  return total;
+}
+
 void RemoveStaleTaskDirectories(const std::string& work_dir) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(work_dir, ec)) {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a task manager checks and cleans on disk around its tasks' files: uploads are checked
-// before anything is written, and task directories that a previous run left behind are removed.
+// What a task manager checks, measures and cleans on disk around its tasks' files: uploads are
+// checked before anything is written, a finished task's files are measured for the retention
+// quota, and task directories that a previous run left behind are removed.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,11 @@ namespace mineru::jobs {
 Status CheckTaskInputs(const std::vector<TaskInput>& files, size_t max_files,
                        const image::DecodeLimits& limits = {},
                        const image::ImageBudget& budget = {});
+
+// Sum of the sizes of the regular files under `dir`, recursively (symbolic links are neither
+// followed nor counted); 0 when it does not exist. What the task's files cost on disk, to within
+// the file system's block rounding.
+uint64_t DirectoryBytes(const std::string& dir);
 
 // Removes the directories in `work_dir` named like task ids, and only those (the work directory
 // may be shared): a previous run's tasks cannot be reached any more, their ids lived in memory.

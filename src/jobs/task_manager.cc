@@ -14,23 +14,21 @@
 #include <span>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "base/json.h"
 #include "base/mapped_file.h"
-#include "image/phash.h"
 #include "jobs/block_cache.h"
+#include "jobs/near_duplicates.h"
 #include "jobs/shared_tasks.h"
+#include "jobs/single_flight.h"
 #include "jobs/task_inputs.h"
+#include "jobs/task_retention.h"
 
 namespace mineru::jobs {
 namespace fs = std::filesystem;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
-
-// Recent documents compared for near-duplicate hints.
-constexpr size_t kNearDuplicateCandidates = 1024;
 
 // How often the janitor looks for expired tasks and tasks past their deadline.
 constexpr std::chrono::milliseconds kJanitorInterval{500};
@@ -57,6 +55,7 @@ struct Task {
   bool timed_out = false;
   bool running = false;           // a task thread holds it
   bool delete_when_done = false;  // Delete while running: remove once the thread lets go
+  bool files_removed = false;     // failed or cancelled: its directory is gone, its state kept
   SteadyClock::time_point started;
   SteadyClock::time_point finished;
   uint64_t version = 0;  // bumped on every change (orders notifications)
@@ -79,7 +78,10 @@ class TaskManager::Impl {
         cache_(options_.cache_bytes, std::move(redis),
                {options_.on_cache_lookup, options_.on_cache_error}),
         block_cache_(options_.block_cache_bytes, options_.model_fingerprint, std::move(block_redis),
-                     options_.cache_ttl) {}
+                     options_.cache_ttl),
+        retained_({.retention = options_.retention,
+                   .max_tasks = options_.max_retained_tasks,
+                   .max_bytes = options_.max_retained_bytes}) {}
 
   ~Impl() {
     {
@@ -218,6 +220,10 @@ class TaskManager::Impl {
     if (document >= it->second->input_paths.size()) {
       return Fail(ErrorCode::kNotFound, "task {} has no document {}", id, document);
     }
+    if (it->second->files_removed) {
+      return Fail(ErrorCode::kNotFound, "task {} is {}: its files are not kept", id,
+                  TaskStatusName(it->second->info.status));
+    }
     return it->second->input_paths[document];
   }
 
@@ -247,6 +253,7 @@ class TaskManager::Impl {
     std::lock_guard lock(mutex_);
     TaskInfo last = SnapshotLocked(*task);
     tasks_.erase(id);
+    retained_.Remove(id);
     if (shared_) shared_->Forget(id);
     if (task->running) {
       task->delete_when_done = true;
@@ -369,7 +376,7 @@ class TaskManager::Impl {
     task.info.completed_at = WallClock::now();
     task.finished = SteadyClock::now();
     ++task.version;
-    finished_.push_back(task.info.id);
+    retained_.Add(task.info.id, task.finished);
   }
 
   // Returns whether the task changed (it was pending or processing).
@@ -381,6 +388,7 @@ class TaskManager::Impl {
     }
     const bool was_running = task.info.status == TaskStatus::kProcessing;
     FinishLocked(task, TaskStatus::kCancelled, std::nullopt);
+    if (!task.running) RemoveFilesOfUnfinished(task);  // else when its thread lets go
     if (options_.on_task_finished) {
       options_.on_task_finished(TaskStatus::kCancelled,
                                 was_running ? SecondsBetween(task.started, task.finished) : 0);
@@ -421,6 +429,28 @@ class TaskManager::Impl {
     fs::remove_all(task.dir, ec);
   }
 
+  // A failed or cancelled task has no outputs to serve: its files go as soon as no thread holds
+  // them (an upload that fails at once must not stay on disk for the whole retention).
+  void RemoveFilesOfUnfinished(Task& task) {
+    RemoveFiles(task);
+    task.files_removed = true;
+  }
+
+  // Deletes the finished tasks that leave retention now (jobs/task_retention.h).
+  void EvictLocked(SteadyClock::time_point now) {
+    const auto held = [this](const std::string& id) {
+      auto it = tasks_.find(id);
+      return it != tasks_.end() && it->second->running;
+    };
+    for (const std::string& id : retained_.TakeLeaving(now, held)) {
+      auto it = tasks_.find(id);
+      if (it == tasks_.end()) continue;
+      RemoveFiles(*it->second);
+      if (shared_) shared_->Forget(id);
+      tasks_.erase(it);
+    }
+  }
+
   void Work() {
     while (true) {
       std::shared_ptr<Task> task;
@@ -441,10 +471,25 @@ class TaskManager::Impl {
       }
       Notify(*task);
       Run(*task);
+      bool completed;
+      {
+        std::lock_guard lock(mutex_);
+        completed = task->info.status == TaskStatus::kCompleted && !task->delete_when_done;
+      }
+      // Measured while this thread still holds the files (nobody removes them meanwhile), and
+      // outside the lock: a long document has many files.
+      const uint64_t bytes = completed ? DirectoryBytes(task->dir) : 0;
       {
         std::lock_guard lock(mutex_);
         task->running = false;
-        if (task->delete_when_done) RemoveFiles(*task);
+        if (task->delete_when_done) {
+          RemoveFiles(*task);
+        } else if (task->info.status != TaskStatus::kCompleted) {
+          RemoveFilesOfUnfinished(*task);
+        } else {
+          retained_.SetBytes(task->info.id, bytes);
+        }
+        EvictLocked(SteadyClock::now());  // over the byte quota now, not at the janitor's turn
       }
       Notify(*task);
     }
@@ -487,40 +532,13 @@ class TaskManager::Impl {
     }
   }
 
-  // Identical documents (one cache key) parsed at once run once: a later task waits here until
-  // the first has finished (and filled the cache), then reads the cache. Released on return.
-  class SingleFlight {
-   public:
-    SingleFlight(Impl& impl, const std::string& key, const std::atomic<bool>& cancel)
-        : impl_(impl), key_(key) {
-      std::unique_lock lock(impl_.mutex_);
-      while (impl_.in_flight_.count(key_) > 0 && !cancel.load()) {
-        impl_.flight_done_.wait_for(lock, pipeline::kCancelPollInterval);
-      }
-      owner_ = impl_.in_flight_.insert(key_).second;
-    }
-    ~SingleFlight() {
-      if (!owner_) return;
-      {
-        std::lock_guard lock(impl_.mutex_);
-        impl_.in_flight_.erase(key_);
-      }
-      impl_.flight_done_.notify_all();
-    }
-
-   private:
-    Impl& impl_;
-    const std::string& key_;
-    bool owner_ = false;
-  };
-
   // nullopt on success, else why the document failed.
   std::optional<std::string> RunDocument(Task& task, size_t d) {
     const std::string& name = task.info.documents[d];
     const std::string out_dir = OutputDir(task, name);
     const std::string& key = task.cache_keys[d];
-    std::optional<SingleFlight> flight;
-    if (cache_.enabled()) flight.emplace(*this, key, *task.cancel);
+    std::optional<SingleFlights::Claim> flight;
+    if (cache_.enabled()) flight.emplace(flights_, key, *task.cancel);
     if (cache_.enabled()) {
       std::shared_ptr<const DocumentOutputs> hit = cache_.Get(key);
       if (hit) {
@@ -595,14 +613,9 @@ class TaskManager::Impl {
   // Records a document's first-page hash and names the recent documents that look alike.
   void NoteFirstPage(Task& task, const std::string& name, uint64_t hash) {
     std::lock_guard lock(mutex_);
-    for (const auto& [other, label] : recent_first_pages_) {
-      if (image::HammingDistance(hash, other) <= image::kNearDuplicateDistance &&
-          label.rfind(task.info.id + "/", 0) != 0) {
-        task.info.near_duplicates.push_back(label);
-      }
+    for (std::string& alike : recent_first_pages_.Note(hash, task.info.id, name)) {
+      task.info.near_duplicates.push_back(std::move(alike));
     }
-    recent_first_pages_.emplace_back(hash, task.info.id + "/" + name);
-    if (recent_first_pages_.size() > kNearDuplicateCandidates) recent_first_pages_.pop_front();
     ++task.version;
   }
 
@@ -621,21 +634,7 @@ class TaskManager::Impl {
           }
         }
       }
-      // Finished tasks leave in the order they finished: past retention, or beyond the count.
-      while (!finished_.empty()) {
-        auto it = tasks_.find(finished_.front());
-        if (it == tasks_.end()) {  // deleted already
-          finished_.pop_front();
-          continue;
-        }
-        const bool expired = now - it->second->finished >= options_.retention;
-        if (!expired && finished_.size() <= options_.max_retained_tasks) break;
-        if (it->second->running) break;  // its thread still holds the files
-        RemoveFiles(*it->second);
-        if (shared_) shared_->Forget(it->first);
-        tasks_.erase(it);
-        finished_.pop_front();
-      }
+      EvictLocked(now);
     }
   }
 
@@ -644,15 +643,13 @@ class TaskManager::Impl {
   TieredCache cache_;
   BlockCache block_cache_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;            // task threads: a task is pending, or stopping
-  std::condition_variable janitor_wake_;       // the janitor: stopping
-  std::unordered_set<std::string> in_flight_;  // cache keys of documents being parsed
-  // First-page perceptual hashes of recent documents, oldest first, with "<task>/<document>".
-  std::deque<std::pair<uint64_t, std::string>> recent_first_pages_;
-  std::condition_variable flight_done_;  // one of in_flight_ left
+  std::condition_variable changed_;       // task threads: a task is pending, or stopping
+  std::condition_variable janitor_wake_;  // the janitor: stopping
+  SingleFlights flights_;                 // documents being parsed, by cache key
+  RecentFirstPages recent_first_pages_;   // near-duplicate hints
   std::unordered_map<std::string, std::shared_ptr<Task>> tasks_;
   std::deque<std::string> pending_;
-  std::deque<std::string> finished_;  // ids in the order they finished
+  RetainedTasks retained_;  // finished tasks, in the order they finished
   bool stopping_ = false;
   uint64_t next_token_ = 0;
   std::vector<std::thread> workers_;

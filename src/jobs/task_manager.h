@@ -11,7 +11,9 @@
 //
 // Files: <work_dir>/<task id>/input/<file name> (kept for page previews) and
 // <work_dir>/<task id>/output/<name>/vlm/ (pipeline::ParseDocument's layout). A task's
-// directory is removed when the task is deleted or its retention ends.
+// directory is removed when the task is deleted, when it ends failed or cancelled (it has no
+// outputs to serve: only its state is kept), or when it leaves retention (jobs/task_retention.h:
+// after `retention`, beyond `max_retained_tasks`, or beyond `max_retained_bytes` of files).
 //
 // Thread-safe. Subscriber callbacks run on task threads (and on the threads calling Subscribe,
 // Cancel or Delete, or the sharing's thread for another node's task), one at a time per task
@@ -47,6 +49,7 @@ struct TaskManagerOptions {
   static constexpr size_t kDefaultMaxTaskFiles = 16;
   static constexpr std::chrono::seconds kDefaultRetention{24 * 3600};  // MinerU's default
   static constexpr size_t kDefaultMaxRetainedTasks = 1000;
+  static constexpr uint64_t kDefaultMaxRetainedBytes = uint64_t{8} << 30;
 
   // Where tasks keep their inputs and outputs; created when missing.
   std::string work_dir;
@@ -63,6 +66,11 @@ struct TaskManagerOptions {
   std::chrono::seconds retention = kDefaultRetention;
   // Finished tasks kept at most; beyond it the oldest finished ones are deleted first.
   size_t max_retained_tasks = kDefaultMaxRetainedTasks;
+  // Bytes of the files (inputs and outputs) of finished tasks kept at most, measured when a
+  // task's thread lets go of them; beyond it the oldest finished tasks are deleted first (never
+  // one whose thread still holds its files). Exactly the bound is kept; a task alone larger
+  // than it is deleted when it finishes. Failed and cancelled tasks keep no files.
+  uint64_t max_retained_bytes = kDefaultMaxRetainedBytes;
   // Pipeline settings for every document (page range, formula and table come per task).
   pipeline::DocumentOptions document;
   // Identifies the model's weights and settings in cache keys.
@@ -127,7 +135,8 @@ class TaskManager {
   // kUnavailable while pending or processing, kCancelled/kInternal for cancelled/failed ones.
   Result<std::vector<DocumentOutputs>> Outputs(const std::string& id) const;
   // Path of a task's input file `document` (index into TaskInfo::documents); kNotFound for
-  // another node's task (only its owner keeps the inputs).
+  // another node's task (only its owner keeps the inputs) and for a failed or cancelled one
+  // (whose files are removed when it ends).
   Result<std::string> InputPath(const std::string& id, size_t document) const;
   // The bytes of image `name` of a completed task's `document` (images/<name>); errors as
   // Outputs, and kNotFound for an image that is not there (or a name that is not a plain file

@@ -47,7 +47,7 @@ std::optional<size_t> Index(const std::string& text) {
 class DocumentApi {
  public:
   DocumentApi(jobs::TaskManager& tasks, DocumentApiOptions options)
-      : tasks_(tasks), options_(std::move(options)) {}
+      : tasks_(tasks), options_(std::move(options)), previews_(options_.previews) {}
 
   HttpResponse Submit(const HttpRequest& request) {
     auto upload = ReadUpload(request, options_.multipart);
@@ -151,9 +151,11 @@ class DocumentApi {
     }
     auto input = tasks_.InputPath(id, *doc);
     if (!input) return ApiErrorFor(input.error());
-    auto jpeg = RenderPreview(*input, static_cast<int>(*page), options_.render);
-    if (!jpeg) return ApiErrorFor(jpeg.error());
-    return ImageResponse(std::move(*jpeg));
+    // Task ids are never reused and a task's inputs never change: "<id>/<doc>" names the bytes.
+    auto jpeg = previews_.Get(fmt::format("{}/{}", id, *doc), *input, static_cast<int>(*page),
+                              options_.render);
+    if (!jpeg) return ApiErrorFor(jpeg.error());  // a full render cap: 503 with Retry-After
+    return ImageResponse(std::string(**jpeg));
   }
 
   HttpResponse Delete(const HttpRequest& request) {
@@ -188,6 +190,7 @@ class DocumentApi {
 
   jobs::TaskManager& tasks_;
   const DocumentApiOptions options_;
+  PagePreviews previews_;
 };
 
 }  // namespace

@@ -7,7 +7,8 @@
 //   GET    /v1/tasks/{id}/result                    200 outputs | 202 not yet | 409 failed
 //   GET    /v1/tasks/{id}/zip                       the outputs as a ZIP
 //   GET    /v1/tasks/{id}/files/{doc}/images/{name} one output image
-//   GET    /v1/tasks/{id}/pages/{doc}/{page}        a page preview (JPEG)
+//   GET    /v1/tasks/{id}/pages/{doc}/{page}        a page preview (JPEG; service/page_preview.h:
+//                                                   cached, at most max_renders at once, 503)
 //   DELETE /v1/tasks/{id}                           cancel and delete
 //
 // Errors use the API error shape (service/api_error.h); a full queue is 429 with Retry-After.
@@ -17,6 +18,7 @@
 #include "jobs/task_manager.h"
 #include "service/http_server.h"
 #include "service/multipart.h"
+#include "service/page_preview.h"
 #include "service/service_metrics.h"
 
 namespace mineru::service {
@@ -24,6 +26,7 @@ namespace mineru::service {
 struct DocumentApiOptions {
   MultipartLimits multipart;
   pdf::RenderOptions render;          // page previews: helper path and limits
+  PreviewOptions previews;            // page previews: cache and concurrency cap
   ServiceMetrics* metrics = nullptr;  // counts refusals for a full queue when set
 };
 

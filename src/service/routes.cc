@@ -55,6 +55,7 @@ void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskMana
   document.metrics = &metrics;
   document.multipart = options.multipart;
   document.render = tasks.options().document.render;
+  document.previews = options.previews;
   AddDocumentRoutes(server, tasks, document);
   MineruApiOptions mineru;
   mineru.metrics = &metrics;

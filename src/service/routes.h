@@ -11,6 +11,7 @@
 #include "service/mineru_api.h"
 #include "service/multipart.h"
 #include "service/openai_api.h"
+#include "service/page_preview.h"
 #include "service/service_metrics.h"
 
 namespace mineru::service {
@@ -23,6 +24,7 @@ void ConnectMetrics(ServiceMetrics& metrics, engine::EngineOptions& engine_optio
 struct RouteOptions {
   OpenAiOptions openai;       // its profile names the served checkpoint's (default 2509)
   MultipartLimits multipart;  // document uploads (MinerU's API and ours)
+  PreviewOptions previews;    // page previews of our document API (service/page_preview.h)
   // MinerU's API (service/mineru_api.h): which release's answers where 2.7 and 3.4 differ, and
   // the rule for *-http-client backends on a server bound to 0.0.0.0 or ::.
   MineruApiVersion mineru_version = MineruApiVersion::k2_7;

@@ -31,6 +31,8 @@ class ServeProcess {
   // "http://127.0.0.1:PORT"; empty when the server did not start (see log()).
   const std::string& url() const { return url_; }
   int port() const;
+  // The server's process id (for /proc/<pid>/...); -1 once stopped or when it did not start.
+  pid_t pid() const { return pid_; }
   // stderr so far (all of it after Stop).
   const std::string& log() const { return log_; }
   // SIGTERM, then waits: the exit code, or -1 when a signal ended it. Idempotent.

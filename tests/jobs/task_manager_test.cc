@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // TaskManager with scripted and hanging generators: a task from submission to outputs with its
 // progress heard in order, the result cache (exact keys, byte-identical hits), the bounded
-// queue, cancellation while pending and while processing, deletion, deadlines, retention, and
-// every refused submission.
+// queue, cancellation while pending and while processing, deletion, deadlines, retention (time,
+// count and byte quota; no files kept for failed or cancelled tasks), and every refused
+// submission.
 #include "jobs/task_manager.h"
 
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include "image/encode.h"
 #include "image/image.h"
 #include "image/resize.h"
+#include "jobs/task_inputs.h"
 #include "pipeline/block_requests.h"
 #include "wait_task.h"
 
@@ -401,6 +403,138 @@ TEST(TaskManagerTest, ADocumentThatCannotBeOpenedFailsTheTask) {
   EXPECT_EQ(done.status, TaskStatus::kFailed);
   EXPECT_NE(done.error.value_or("").find("Failed to process file: broken.pdf"), std::string::npos);
   EXPECT_EQ((*manager)->Outputs(task->id).error().code, ErrorCode::kInternal);
+}
+
+// Reproduces issue 14: the upload of a task that failed at once stayed on disk for the whole
+// retention (24 h by default). Failed and cancelled tasks keep their state, not their files.
+TEST(TaskManagerTest, FailedAndCancelledTasksKeepTheirStateButNotTheirFiles) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(SimplePageAnswer);
+  auto manager = TaskManager::Create(generator, Options(dir));
+  ASSERT_TRUE(manager);
+  auto failed = (*manager)->Submit({{"broken.pdf", "%PDF-1.7\nthis is not a PDF body"}}, {});
+  ASSERT_TRUE(failed);
+  ASSERT_EQ(WaitFinal(**manager, failed->id).status, TaskStatus::kFailed);
+  const fs::path failed_dir = fs::path(dir) / "tasks" / failed->id;
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(failed_dir); }));
+  auto still = (*manager)->Get(failed->id);
+  ASSERT_TRUE(still);
+  EXPECT_EQ(still->status, TaskStatus::kFailed);
+  EXPECT_NE(still->error.value_or("").find("broken.pdf"), std::string::npos);
+  auto input = (*manager)->InputPath(failed->id, 0);
+  ASSERT_FALSE(input);
+  EXPECT_EQ(input.error().code, ErrorCode::kNotFound);
+  EXPECT_NE(input.error().message.find("failed"), std::string::npos) << input.error().message;
+
+  HangingGenerator hanging;
+  TaskManagerOptions one_at_a_time = Options(dir + "/2");
+  one_at_a_time.concurrent_tasks = 1;
+  auto held = TaskManager::Create(hanging, one_at_a_time);
+  ASSERT_TRUE(held);
+  auto running = (*held)->Submit({{"r.png", PlainPng(200, 100, 1)}}, {});
+  auto pending = (*held)->Submit({{"p.png", PlainPng(200, 100, 2)}}, {});
+  ASSERT_TRUE(running && pending);
+  ASSERT_TRUE(Eventually([&] { return hanging.submitted() == 1; }));
+  const fs::path tasks = fs::path(dir) / "2" / "tasks";
+  ASSERT_TRUE(fs::exists(tasks / pending->id));
+  EXPECT_EQ((*held)->Cancel(pending->id)->status, TaskStatus::kCancelled);
+  EXPECT_FALSE(fs::exists(tasks / pending->id));  // no thread held it: at once
+  EXPECT_EQ((*held)->Cancel(running->id)->status, TaskStatus::kCancelled);
+  EXPECT_TRUE(Eventually([&] { return !fs::exists(tasks / running->id); }));
+  EXPECT_TRUE((*held)->Get(running->id) && (*held)->Get(pending->id));
+}
+
+// --max-retained-bytes at its boundary: finished tasks whose files hold exactly the quota are
+// kept, one byte over and the oldest leaves; a task alone over the quota leaves when it ends.
+TEST(TaskManagerTest, FinishedTasksBeyondTheByteQuotaLeaveOldestFirst) {
+  const std::string dir = TestDir();
+  ScriptedGenerator generator(SimplePageAnswer);
+  const std::string png = PlainPng(200, 100, 40);
+  // One task's files, measured: every task below uploads the same bytes under a name of the
+  // same length, so their files are the same size.
+  uint64_t one = 0;
+  {
+    auto probe = TaskManager::Create(generator, Options(dir + "/probe"));
+    ASSERT_TRUE(probe);
+    auto task = (*probe)->Submit({{"a.png", png}}, {});
+    ASSERT_TRUE(task);
+    ASSERT_EQ(WaitFinal(**probe, task->id).status, TaskStatus::kCompleted);
+    one = DirectoryBytes(dir + "/probe/tasks/" + task->id);
+  }
+  ASSERT_GT(one, 0u);
+
+  TaskManagerOptions options = Options(dir + "/quota");
+  options.max_retained_bytes = 2 * one;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  const fs::path tasks = fs::path(dir) / "quota" / "tasks";
+  std::vector<std::string> ids;
+  for (const char* name : {"a.png", "b.png"}) {
+    auto task = (*manager)->Submit({{name, png}}, {});
+    ASSERT_TRUE(task);
+    ASSERT_EQ(WaitFinal(**manager, task->id).status, TaskStatus::kCompleted);
+    ids.push_back(task->id);
+  }
+  EXPECT_EQ(DirectoryBytes(tasks / ids[0]), one);
+  EXPECT_EQ(DirectoryBytes(tasks / ids[1]), one);
+  EXPECT_TRUE((*manager)->Get(ids[0]) && (*manager)->Get(ids[1]));  // exactly the quota: kept
+  auto third = (*manager)->Submit({{"c.png", png}}, {});
+  ASSERT_TRUE(third);
+  ASSERT_EQ(WaitFinal(**manager, third->id).status, TaskStatus::kCompleted);
+  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(ids[0]); }));  // the oldest left
+  EXPECT_FALSE(fs::exists(tasks / ids[0]));
+  EXPECT_TRUE((*manager)->Get(ids[1]) && (*manager)->Get(third->id));
+  EXPECT_TRUE(fs::exists(tasks / ids[1]) && fs::exists(tasks / third->id));
+
+  TaskManagerOptions small = Options(dir + "/small");
+  small.max_retained_bytes = one - 1;
+  auto tight = TaskManager::Create(generator, small);
+  ASSERT_TRUE(tight);
+  auto alone = (*tight)->Submit({{"a.png", png}}, {});
+  ASSERT_TRUE(alone);
+  EXPECT_TRUE(Eventually([&] { return !(*tight)->Get(alone->id); }));
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "small" / "tasks" / alone->id));
+}
+
+// A task whose thread still holds its files is never taken for the quota: while the first task
+// is held in its layout request, a second one finishes and leaves (a 1-byte quota), the first
+// keeps its files; it leaves in turn once it has finished.
+TEST(TaskManagerTest, TheByteQuotaNeverTakesARunningTask) {
+  const std::string dir = TestDir();
+  std::mutex mutex;
+  std::condition_variable gate_changed;
+  bool open = false;
+  std::atomic<int> layouts{0};
+  ScriptedGenerator generator([&](const ScriptedCall& call) -> std::optional<std::string> {
+    if (call.prompt == pipeline::kLayoutPrompt && layouts++ == 0) {
+      std::unique_lock lock(mutex);
+      gate_changed.wait(lock, [&] { return open; });
+    }
+    return SimplePageAnswer(call);
+  });
+  TaskManagerOptions options = Options(dir);
+  options.max_retained_bytes = 1;
+  options.cache_bytes = 0;
+  options.block_cache_bytes = 0;
+  auto manager = TaskManager::Create(generator, options);
+  ASSERT_TRUE(manager);
+  auto first = (*manager)->Submit({{"a.png", PlainPng(200, 100, 50)}}, {});
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(Eventually([&] { return layouts.load() == 1; }));
+  auto second = (*manager)->Submit({{"b.png", PlainPng(200, 100, 60)}}, {});
+  ASSERT_TRUE(second);
+  const bool second_left = Eventually([&] { return !(*manager)->Get(second->id); });
+  const fs::path tasks = fs::path(dir) / "tasks";
+  const bool first_kept = fs::exists(tasks / first->id) && (*manager)->Get(first->id);
+  {
+    std::lock_guard lock(mutex);
+    open = true;
+  }
+  gate_changed.notify_all();
+  EXPECT_TRUE(second_left);
+  EXPECT_TRUE(first_kept);
+  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(first->id); }));
+  EXPECT_FALSE(fs::exists(tasks / first->id));
 }
 
 TEST(TaskManagerTest, TwoUploadsWithOneStemGetDistinctNames) {
