@@ -93,7 +93,7 @@ Status ReadHeaders(const Json& h, const CeleryLimits& limits, CeleryTaskMessage*
     if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > INT32_MAX) {
       return Fail(ErrorCode::kCorrupt,
                   "celery message: header 'retries' must be a non-negative integer, got {}",
-                  it->dump());
+                  DumpJson(*it));
     }
     out->retries = static_cast<int>(it->get<int64_t>());
   }
@@ -270,7 +270,7 @@ Result<CeleryTaskMessage> DecodeCeleryMessage(const CeleryEnvelope& in,
     return Fail(ErrorCode::kUnsupported,
                 "celery message: compressed bodies ('{}') are not "
                 "supported; publish without compression",
-                it->is_string() ? it->get<std::string>() : it->dump());
+                it->is_string() ? it->get<std::string>() : DumpJson(*it));
   }
   MINERU_RETURN_IF_ERROR(CheckContentType(in));
   CeleryTaskMessage out;

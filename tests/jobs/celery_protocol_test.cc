@@ -173,6 +173,20 @@ TEST(CeleryProtocol, TimesParseLikePython) {
   }
 }
 
+// Found by fuzz/amqp_properties_fuzzer.cc: AMQP header strings are bytes, not UTF-8, and the
+// error text of a mistyped 'retries' (or 'compression') header was made with Json::dump, which
+// throws on them: one such message from any publisher ended the worker (std::terminate).
+TEST(CeleryProtocol, HeadersThatAreNotUtf8AreErrorsNotExceptions) {
+  for (const char* key : {"retries", "compression"}) {
+    CeleryEnvelope envelope = ToEnvelope(Fixture("envelope_plain"));
+    envelope.headers[key] = Json::array({std::string("\xab\xff")});
+    Result<CeleryTaskMessage> msg = tl::unexpected(Error{});
+    EXPECT_NO_THROW(msg = DecodeCeleryMessage(envelope)) << key;
+    ASSERT_FALSE(msg.has_value()) << key;
+    EXPECT_NE(msg.error().message.find(key), std::string::npos) << msg.error().message;
+  }
+}
+
 TEST(CeleryProtocol, ExpiresAndEta) {
   auto msg = DecodeCeleryMessage(ToEnvelope(Fixture("envelope_expires")));
   ASSERT_TRUE(msg.has_value());
