@@ -187,6 +187,28 @@ TEST(CeleryProtocol, HeadersThatAreNotUtf8AreErrorsNotExceptions) {
   }
 }
 
+// Found by fuzz/celery_message_fuzzer.cc: a time past 2262 (Python's datetime reaches 9999)
+// overflowed the nanosecond clock, so an expiry of datetime.max wrapped into the past and the
+// task was revoked as expired, and an eta that far away ran at once. Such times now saturate.
+TEST(CeleryProtocol, TimesBeyondTheClockSaturate) {
+  const auto latest = ParseCeleryTime("9999-12-31T23:59:59.999999+00:00");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(FormatCeleryTime(*latest), "2262-04-11T23:47:16.854775+00:00");
+  EXPECT_EQ(*ParseCeleryTime(FormatCeleryTime(*latest)), *latest);
+  EXPECT_EQ(*ParseCeleryTime("2300-01-01"), *latest);
+  const auto earliest = ParseCeleryTime("0001-01-01T00:00:00");
+  ASSERT_TRUE(earliest.has_value());
+  EXPECT_EQ(FormatCeleryTime(*earliest), "1677-09-21T00:12:43.145225+00:00");
+  EXPECT_EQ(*ParseCeleryTime(FormatCeleryTime(*earliest)), *earliest);
+
+  CeleryTaskMessage far;
+  far.expires_time = *latest;
+  far.eta_time = *latest;
+  const CeleryTime now = std::chrono::system_clock::now();
+  EXPECT_FALSE(ExpiresPassed(far, now));
+  EXPECT_TRUE(EtaPending(far, now));
+}
+
 TEST(CeleryProtocol, ExpiresAndEta) {
   auto msg = DecodeCeleryMessage(ToEnvelope(Fixture("envelope_expires")));
   ASSERT_TRUE(msg.has_value());
