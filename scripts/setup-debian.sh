@@ -26,6 +26,8 @@ packages=(
   libcairo2-dev       # <stem>_layout.pdf, and the tokens drawn into masked table crops
   fonts-dejavu-core   # DejaVu Sans: the font of those tokens (MinerU's client tries Arial, then it)
   libgtest-dev        # tests
+  clang-14 libclang-rt-14-dev llvm-14  # fuzzing (scripts/fuzz.sh): libFuzzer and the sanitizer
+                                       # runtimes are in libclang-rt-14-dev, llvm-symbolizer in llvm-14
   libbenchmark-dev    # kernel micro-benchmarks
   python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema
   python3-celery python3-redis  # Celery interop: fixtures and the live round trip (tests/jobs/celery_fixtures.py)

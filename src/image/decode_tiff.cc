@@ -126,6 +126,17 @@ Status ReadPlanes(TIFF* tif, const Source& src, const Layout& l, size_t row_byte
     const tmsize_t tile_size = TIFFTileSize(tif);
     const tmsize_t tile_row = TIFFTileRowSize(tif);
     if (tw == 0 || th == 0 || tile_size <= 0 || tile_row <= 0) return TiffError(src, "tiles");
+    // The tile buffer is ours, not libtiff's (its allocation cap does not apply), and its size
+    // comes from the tags alone: a 155-byte file declaring 1537 x 4259845 tiles for a 155 x 5
+    // image asked for 13 GB. A tile needs to cover no more than the image padded to the next
+    // multiple of 16 (tile sizes are multiples of 16); encoders that use one fixed size for
+    // small images too (libtiff's tiffcp: 256 x 256) stay within kMaxTilePixelsAnyImage.
+    constexpr uint64_t kMaxTilePixelsAnyImage = uint64_t{1} << 20;  // 1024 x 1024
+    const auto pad16 = [](uint64_t v) { return (v + 15) / 16 * 16; };
+    if (uint64_t{tw} * th > std::max(pad16(l.width) * pad16(l.height), kMaxTilePixelsAnyImage)) {
+      return Fail(ErrorCode::kCorrupt, "tiff: tiles of {} x {} pixels for an image of {} x {}", tw,
+                  th, l.width, l.height);
+    }
     std::vector<uint8_t> tile(static_cast<size_t>(tile_size));
     const uint64_t bits_per_pixel = uint64_t{l.bps} * (num_planes == 1 ? l.spp : 1);
     for (int p = 0; p < num_planes; ++p) {

@@ -93,16 +93,18 @@ struct AmqpValue {
   using Table = std::vector<AmqpField>;  // in wire order; keys are unique
   std::variant<std::nullptr_t, bool, int64_t, double, std::string, List, Table> value;
 
-  AmqpValue() : value(nullptr) {}
-  AmqpValue(std::nullptr_t) : value(nullptr) {}
-  AmqpValue(bool b) : value(b) {}
-  AmqpValue(int i) : value(int64_t{i}) {}
-  AmqpValue(int64_t i) : value(i) {}
-  AmqpValue(double d) : value(d) {}
-  AmqpValue(const char* s) : value(std::string(s)) {}
-  AmqpValue(std::string s) : value(std::move(s)) {}
-  AmqpValue(List l) : value(std::move(l)) {}
-  AmqpValue(Table t) : value(std::move(t)) {}
+  // Defined below AmqpField: constructing the variant needs every alternative complete (clang
+  // instantiates it here, GCC only where a constructor is used).
+  AmqpValue();
+  AmqpValue(std::nullptr_t);
+  AmqpValue(bool b);
+  AmqpValue(int i);
+  AmqpValue(int64_t i);
+  AmqpValue(double d);
+  AmqpValue(const char* s);
+  AmqpValue(std::string s);
+  AmqpValue(List l);
+  AmqpValue(Table t);
 
   bool is_null() const { return std::holds_alternative<std::nullptr_t>(value); }
   const std::string* string() const { return std::get_if<std::string>(&value); }
@@ -116,6 +118,16 @@ struct AmqpField {
   AmqpValue value;
   friend bool operator==(const AmqpField&, const AmqpField&) = default;
 };
+inline AmqpValue::AmqpValue() : value(nullptr) {}
+inline AmqpValue::AmqpValue(std::nullptr_t) : value(nullptr) {}
+inline AmqpValue::AmqpValue(bool b) : value(b) {}
+inline AmqpValue::AmqpValue(int i) : value(int64_t{i}) {}
+inline AmqpValue::AmqpValue(int64_t i) : value(i) {}
+inline AmqpValue::AmqpValue(double d) : value(d) {}
+inline AmqpValue::AmqpValue(const char* s) : value(std::string(s)) {}
+inline AmqpValue::AmqpValue(std::string s) : value(std::move(s)) {}
+inline AmqpValue::AmqpValue(List l) : value(std::move(l)) {}
+inline AmqpValue::AmqpValue(Table t) : value(std::move(t)) {}
 using AmqpTable = AmqpValue::Table;
 
 // Deepest nesting of lists and tables (a header table counts as level 1) accepted in either

@@ -93,7 +93,7 @@ Status ReadHeaders(const Json& h, const CeleryLimits& limits, CeleryTaskMessage*
     if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > INT32_MAX) {
       return Fail(ErrorCode::kCorrupt,
                   "celery message: header 'retries' must be a non-negative integer, got {}",
-                  it->dump());
+                  DumpJson(*it));
     }
     out->retries = static_cast<int>(it->get<int64_t>());
   }
@@ -245,8 +245,16 @@ Result<CeleryTime> ParseCeleryTime(std::string_view text) {
   const int64_t seconds =
       DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
       hour * 3600 + minute * 60 + second - offset_seconds;
-  return CeleryTime(std::chrono::duration_cast<CeleryTime::duration>(std::chrono::seconds(seconds) +
-                                                                     microseconds(micros)));
+  // Python's datetime spans the years 1-9999, CeleryTime (int64 nanoseconds) only 1677-2262:
+  // a time beyond saturates at the last whole microsecond it can hold, so an eta or expiry of
+  // datetime.max still lies in the far future instead of overflowing. Years 0-9999 in
+  // microseconds stay below 3.2e17, far inside int64.
+  constexpr int64_t kLatest =
+      std::chrono::floor<microseconds>(CeleryTime::max().time_since_epoch()).count();
+  constexpr int64_t kEarliest =
+      std::chrono::ceil<microseconds>(CeleryTime::min().time_since_epoch()).count();
+  const int64_t total = std::clamp(seconds * 1'000'000 + micros, kEarliest, kLatest);
+  return CeleryTime(std::chrono::duration_cast<CeleryTime::duration>(microseconds(total)));
 }
 
 std::string FormatCeleryTime(CeleryTime time) { return FormatTime(time, /*aware=*/true); }
@@ -270,7 +278,7 @@ Result<CeleryTaskMessage> DecodeCeleryMessage(const CeleryEnvelope& in,
     return Fail(ErrorCode::kUnsupported,
                 "celery message: compressed bodies ('{}') are not "
                 "supported; publish without compression",
-                it->is_string() ? it->get<std::string>() : it->dump());
+                it->is_string() ? it->get<std::string>() : DumpJson(*it));
   }
   MINERU_RETURN_IF_ERROR(CheckContentType(in));
   CeleryTaskMessage out;

@@ -75,7 +75,8 @@ Result<CeleryTaskMessage> DecodeCeleryMessage(const CeleryEnvelope& in,
 
 // ISO-8601 as Python writes and reads it: "YYYY-MM-DD[T ]HH:MM:SS[.f{1,9}][Z|±HH:MM|±HHMM]"
 // (also date-only and minute precision). A value without an offset is UTC, as Celery with its
-// default timezone treats it. Precision beyond microseconds is truncated.
+// default timezone treats it. Precision beyond microseconds is truncated. Times outside what
+// CeleryTime holds (years 1677-2262) saturate at its first or last microsecond.
 Result<CeleryTime> ParseCeleryTime(std::string_view text);
 // Aware UTC, like datetime.isoformat(): "2030-01-02T03:04:05.678901+00:00"; the fraction is
 // omitted when the microseconds are zero, exactly as Python does.

@@ -60,6 +60,20 @@ Result<std::optional<int64_t>> NullableInt(const Json& o, std::string_view key) 
   return std::optional<int64_t>(v);
 }
 
+// A time in milliseconds since the epoch, as MillisSinceEpoch writes it: at most what a
+// WallClock time point holds (int64 nanoseconds reach the year 2262), so that a larger stored
+// value is corrupt instead of overflowing in FromMillis.
+constexpr int64_t kMaxMillis =
+    std::chrono::duration_cast<std::chrono::milliseconds>(WallClock::duration::max()).count();
+
+Result<std::optional<int64_t>> NullableMillis(const Json& o, std::string_view key) {
+  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> v, NullableInt(o, key));
+  if (v && *v > kMaxMillis) {
+    return Fail(ErrorCode::kCorrupt, "{}: '{}' is {}, past the clock's range", kWhere, key, *v);
+  }
+  return v;
+}
+
 Result<std::string> String(const Json& o, std::string_view key) {
   MINERU_ASSIGN_OR_RETURN(std::optional<std::string> v, FindString(o, key, kWhere));
   if (!v) return Fail(ErrorCode::kCorrupt, "{}: '{}' is missing", kWhere, key);
@@ -134,11 +148,12 @@ Result<SharedTask> DecodeObject(const Json& o) {
   }
   if (start) info.options.start_page = static_cast<int>(*start);
   if (end) info.options.end_page = static_cast<int>(*end);
-  MINERU_ASSIGN_OR_RETURN(int64_t created, Int(o, "created_at_ms"));
-  info.created_at = FromMillis(created);
-  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> started, NullableInt(o, "started_at_ms"));
+  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> created, NullableMillis(o, "created_at_ms"));
+  if (!created) return Fail(ErrorCode::kCorrupt, "{}: 'created_at_ms' is missing", kWhere);
+  info.created_at = FromMillis(*created);
+  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> started, NullableMillis(o, "started_at_ms"));
   if (started) info.started_at = FromMillis(*started);
-  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> completed, NullableInt(o, "completed_at_ms"));
+  MINERU_ASSIGN_OR_RETURN(std::optional<int64_t> completed, NullableMillis(o, "completed_at_ms"));
   if (completed) info.completed_at = FromMillis(*completed);
   MINERU_ASSIGN_OR_RETURN(info.error, FindString(o, "error", kWhere));
   MINERU_ASSIGN_OR_RETURN(int64_t ahead, Int(o, "queued_ahead"));

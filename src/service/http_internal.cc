@@ -129,16 +129,16 @@ std::string FormatSseEvent(std::string_view event, std::string_view data) {
     for (char c : event) out += (c == '\r' || c == '\n') ? ' ' : c;
     out += '\n';
   }
+  // An SSE reader ends a line at CRLF, LF or a lone CR (WHATWG HTML, "Interpreting an event
+  // stream"): each of them ends a data line here too, so no text can start a field of its own.
   size_t start = 0;
   while (true) {
-    size_t nl = data.find('\n', start);
-    std::string_view line = data.substr(start, nl == std::string_view::npos ? nl : nl - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const size_t end = data.find_first_of("\r\n", start);
     out += "data: ";
-    out += line;
+    out += data.substr(start, end == std::string_view::npos ? end : end - start);
     out += '\n';
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
+    if (end == std::string_view::npos) break;
+    start = end + (data.substr(end, 2) == "\r\n" ? 2 : 1);
   }
   out += '\n';
   return out;

@@ -26,8 +26,8 @@ bool HasCrLf(std::string_view s);
 std::string ErrorJson(int status, std::string_view message, std::string_view type);
 // Splits "/a/b" into {"a", "b"}; "/" into {}.
 std::vector<std::string_view> SplitPath(std::string_view path);
-// "event: <event>\n" (when not empty) + one "data: <line>\n" per line + "\n". CR/LF in the
-// event name become spaces, so an event can never inject fields.
+// "event: <event>\n" (when not empty) + one "data: <line>\n" per line + "\n", lines ending at
+// CRLF, LF or CR. CR/LF in the event name become spaces, so an event can never inject fields.
 std::string FormatSseEvent(std::string_view event, std::string_view data);
 
 struct RouteEntry {

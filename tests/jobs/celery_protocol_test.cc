@@ -173,6 +173,42 @@ TEST(CeleryProtocol, TimesParseLikePython) {
   }
 }
 
+// Found by fuzz/amqp_properties_fuzzer.cc: AMQP header strings are bytes, not UTF-8, and the
+// error text of a mistyped 'retries' (or 'compression') header was made with Json::dump, which
+// throws on them: one such message from any publisher ended the worker (std::terminate).
+TEST(CeleryProtocol, HeadersThatAreNotUtf8AreErrorsNotExceptions) {
+  for (const char* key : {"retries", "compression"}) {
+    CeleryEnvelope envelope = ToEnvelope(Fixture("envelope_plain"));
+    envelope.headers[key] = Json::array({std::string("\xab\xff")});
+    Result<CeleryTaskMessage> msg = tl::unexpected(Error{});
+    EXPECT_NO_THROW(msg = DecodeCeleryMessage(envelope)) << key;
+    ASSERT_FALSE(msg.has_value()) << key;
+    EXPECT_NE(msg.error().message.find(key), std::string::npos) << msg.error().message;
+  }
+}
+
+// Found by fuzz/celery_message_fuzzer.cc: a time past 2262 (Python's datetime reaches 9999)
+// overflowed the nanosecond clock, so an expiry of datetime.max wrapped into the past and the
+// task was revoked as expired, and an eta that far away ran at once. Such times now saturate.
+TEST(CeleryProtocol, TimesBeyondTheClockSaturate) {
+  const auto latest = ParseCeleryTime("9999-12-31T23:59:59.999999+00:00");
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(FormatCeleryTime(*latest), "2262-04-11T23:47:16.854775+00:00");
+  EXPECT_EQ(*ParseCeleryTime(FormatCeleryTime(*latest)), *latest);
+  EXPECT_EQ(*ParseCeleryTime("2300-01-01"), *latest);
+  const auto earliest = ParseCeleryTime("0001-01-01T00:00:00");
+  ASSERT_TRUE(earliest.has_value());
+  EXPECT_EQ(FormatCeleryTime(*earliest), "1677-09-21T00:12:43.145225+00:00");
+  EXPECT_EQ(*ParseCeleryTime(FormatCeleryTime(*earliest)), *earliest);
+
+  CeleryTaskMessage far;
+  far.expires_time = *latest;
+  far.eta_time = *latest;
+  const CeleryTime now = std::chrono::system_clock::now();
+  EXPECT_FALSE(ExpiresPassed(far, now));
+  EXPECT_TRUE(EtaPending(far, now));
+}
+
 TEST(CeleryProtocol, ExpiresAndEta) {
   auto msg = DecodeCeleryMessage(ToEnvelope(Fixture("envelope_expires")));
   ASSERT_TRUE(msg.has_value());

@@ -108,6 +108,9 @@ TEST(SharedTaskCodecTest, RoundTripsEveryField) {
   EXPECT_EQ(pending->info.status, TaskStatus::kPending);
 }
 
+// The last millisecond a WallClock time point holds (int64 nanoseconds: April 2262).
+constexpr int64_t kLastMillis = INT64_MAX / 1'000'000;
+
 TEST(SharedTaskCodecTest, RefusesValuesThatBreakARule) {
   const Json good = ParseJson(EncodeSharedTask(FullTask()), "test").value();
   const auto with = [&](const std::string& pointer, Json value) {
@@ -139,6 +142,11 @@ TEST(SharedTaskCodecTest, RefusesValuesThatBreakARule) {
       {"no progress", without("progress")},
       {"no annotation", without("annotation")},
       {"no version", without("version")},
+      {"no creation time", with("/created_at_ms", nullptr)},
+      // Found with fuzz/shared_task_fuzzer.cc under UBSan: times past the clock overflowed.
+      {"a creation time past the clock", with("/created_at_ms", INT64_MAX)},
+      {"a start time past the clock", with("/started_at_ms", int64_t{1} << 62)},
+      {"a completion time past the clock", with("/completed_at_ms", kLastMillis + 1)},
   };
   for (const auto& [what, value] : cases) {
     auto decoded = DecodeSharedTask(value);
@@ -155,6 +163,10 @@ TEST(SharedTaskCodecTest, RefusesValuesThatBreakARule) {
   at_bound["documents"] = names;
   at_bound["file_names"] = files;
   EXPECT_TRUE(DecodeSharedTask(DumpJson(at_bound)));
+  // So is the clock's: its last millisecond reads back as itself.
+  auto last = DecodeSharedTask(with("/completed_at_ms", kLastMillis));
+  ASSERT_TRUE(last) << last.error().ToString();
+  EXPECT_EQ(ParseJson(EncodeSharedTask(*last), "test").value()["completed_at_ms"], kLastMillis);
 }
 
 TEST(SharedTaskCodecTest, DenseValuesAtTheValueCapAreRefusedInOnePass) {

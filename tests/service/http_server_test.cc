@@ -376,6 +376,27 @@ TEST_F(HttpServerTest, SseCloseEndsTheStream) {
             std::string::npos);
 }
 
+// Found by fuzz/http_request_fuzzer.cc: a lone CR inside event data was sent as is, and an SSE
+// reader ends a line there, so the text after it became a field of its own ("event: x" or
+// "id: y" injected into the stream). Every CR, LF and CRLF now ends a data line.
+TEST_F(HttpServerTest, SseDataLinesEndAtCrLfAndLoneCr) {
+  server_.Route("GET", "/cr", [](const HttpRequest&) {
+    return HttpResponse::EventStream([](std::shared_ptr<SseWriter> w) {
+      w->Send("", "a\revent: injected\r\nb\nc\r");
+      w->Close();
+    });
+  });
+  StartServer();
+  Client c(server_.port());
+  ASSERT_TRUE(c.Send(Get("/cr")));
+  while (c.Fill()) {
+  }
+  const size_t body = c.buffer().find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(c.buffer().substr(body + 4),
+            "data: a\ndata: event: injected\ndata: b\ndata: c\ndata: \n\n");
+}
+
 TEST_F(HttpServerTest, SseHeartbeatWhileIdle) {
   options_.limits.sse_heartbeat = milliseconds(100);
   auto keep = std::make_shared<std::shared_ptr<SseWriter>>();
