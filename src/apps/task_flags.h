@@ -42,6 +42,7 @@ struct TaskFlags {
   size_t max_part_header_bytes = service::kDefaultMaxPartHeaderBytes;
   uint64_t preview_cache_bytes = service::kDefaultPreviewCacheBytes;
   int max_preview_renders = service::kDefaultMaxPreviewRenders;
+  int max_preview_waiting = service::kDefaultMaxPreviewWaiting;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--work-dir", work_dir,
@@ -120,14 +121,20 @@ struct TaskFlags {
         ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
         ->capture_default_str();
     cmd.add_option("--max-preview-renders", max_preview_renders,
-                   "Page previews rendered at once; one more is answered 503 with Retry-After")
+                   "Page previews rendered at once; more wait (--max-preview-waiting)")
         ->check(CLI::Range(1, service::kMaxPreviewRendersCeiling))
+        ->capture_default_str();
+    cmd.add_option("--max-preview-waiting", max_preview_waiting,
+                   "Page previews waiting for a render at most; one more is answered 503 with "
+                   "Retry-After")
+        ->check(CLI::Range(0, service::kMaxPreviewWaitingCeiling))
         ->capture_default_str();
   }
 
   void Apply(service::PreviewOptions& previews) const {
     previews.cache_bytes = preview_cache_bytes;
     previews.max_renders = max_preview_renders;
+    previews.max_waiting = max_preview_waiting;
   }
 
   void Apply(service::MultipartLimits& limits) const {

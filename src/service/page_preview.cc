@@ -95,6 +95,7 @@ struct PagePreviews::Flight {
 namespace {
 PreviewOptions Checked(PreviewOptions options) {
   options.max_renders = std::clamp(options.max_renders, 1, kMaxPreviewRendersCeiling);
+  options.max_waiting = std::clamp(options.max_waiting, 0, kMaxPreviewWaitingCeiling);
   return options;
 }
 }  // namespace
@@ -113,23 +114,37 @@ Result<PreviewBytes> PagePreviews::Get(const std::string& document_key,
   // Looked up under mutex_: a render puts its JPEG into the cache before it leaves in_flight_,
   // so a preview that is kept is rendered once.
   std::unique_lock lock(mutex_);
-  if (std::optional<PreviewBytes> hit = jpegs_.Get(key)) {
-    ++hits_;
-    return *hit;
+  bool waiting = false;  // this request counts in waiting_
+  while (true) {
+    if (std::optional<PreviewBytes> hit = jpegs_.Get(key)) {
+      if (waiting) --waiting_;
+      ++hits_;
+      return *hit;
+    }
+    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
+      if (waiting) --waiting_;
+      const std::shared_ptr<Flight> flight = it->second;
+      flight_done_.wait(lock, [&] { return flight->done; });
+      ++hits_;
+      return flight->result;
+    }
+    if (renders_in_flight_ < options_.max_renders) break;
+    if (!waiting) {
+      if (waiting_ >= options_.max_waiting) {
+        ++refused_;
+        return Fail(ErrorCode::kUnavailable,
+                    "{} page previews are being rendered (the limit, --max-preview-renders) and "
+                    "{} are waiting (--max-preview-waiting); retry later",
+                    renders_in_flight_, waiting_);
+      }
+      waiting = true;
+      ++waiting_;
+      ++waited_;
+    }
+    // Every render that ends notifies: the slot it freed, or the page it put in the cache.
+    flight_done_.wait(lock);
   }
-  if (auto it = in_flight_.find(key); it != in_flight_.end()) {
-    const std::shared_ptr<Flight> flight = it->second;
-    flight_done_.wait(lock, [&] { return flight->done; });
-    ++hits_;
-    return flight->result;
-  }
-  if (renders_in_flight_ >= options_.max_renders) {
-    ++refused_;
-    return Fail(ErrorCode::kUnavailable,
-                "{} page previews are being rendered, the limit (--max-preview-renders); retry "
-                "later",
-                renders_in_flight_);
-  }
+  if (waiting) --waiting_;
   auto flight = std::make_shared<Flight>();
   in_flight_.emplace(key, flight);
   ++renders_in_flight_;
@@ -170,6 +185,7 @@ PreviewStats PagePreviews::Stats() const {
     stats.renders = renders_;
     stats.hits = hits_;
     stats.refused = refused_;
+    stats.waited = waited_;
     stats.in_flight = renders_in_flight_;
   }
   stats.cache = jpegs_.Stats();

@@ -10,10 +10,14 @@
 //     time;
 //   - renders one page once however many requests ask for it together (the later ones wait for
 //     the first render, without a render slot of their own);
-//   - renders at most PreviewOptions::max_renders pages at once; one more is refused with
-//     kUnavailable (HTTP 503 with Retry-After: the condition passes when a render ends).
+//   - renders at most PreviewOptions::max_renders pages at once; up to
+//     PreviewOptions::max_waiting more wait for a render slot (a browser loading a document's
+//     page images at once, which cannot retry an <img> on 503, gets them all), and one more is
+//     refused with kUnavailable (HTTP 503 with Retry-After: the condition passes when a render
+//     ends). A waiter holds a server thread, so the wait is bounded in count, not in time; a
+//     render is bounded by the render helper's limits.
 //
-//   PagePreviews previews({.cache_bytes = 64 << 20, .max_renders = 2});
+//   PagePreviews previews({.cache_bytes = 64 << 20, .max_renders = 2, .max_waiting = 32});
 //   Result<PreviewBytes> jpeg = previews.Get("<task>/<doc>", input_path, page, render);
 #pragma once
 
@@ -39,6 +43,11 @@ inline constexpr uint64_t kDefaultPreviewCacheBytes = uint64_t{64} << 20;
 // memory limit (pdf::RenderLimits::helper_memory_bytes, 2 GiB by default).
 inline constexpr int kDefaultMaxPreviewRenders = 2;
 inline constexpr int kMaxPreviewRendersCeiling = 256;
+// Previews waiting for a render slot (`serve --max-preview-waiting`): a document's pages shown at
+// once by the web UI (which loads them lazily, a screenful at a time), a few users together;
+// each waiter holds one of the server's handler threads (128 by default).
+inline constexpr int kDefaultMaxPreviewWaiting = 32;
+inline constexpr int kMaxPreviewWaitingCeiling = 1024;
 
 struct PreviewOptions {
   // JPEG bytes kept, least recently used evicted first (a preview larger than this is not kept;
@@ -46,6 +55,8 @@ struct PreviewOptions {
   uint64_t cache_bytes = kDefaultPreviewCacheBytes;
   // Renders in flight at most (1 to kMaxPreviewRendersCeiling).
   int max_renders = kDefaultMaxPreviewRenders;
+  // Requests waiting for a render slot at most (0 to kMaxPreviewWaitingCeiling); one more: 503.
+  int max_waiting = kDefaultMaxPreviewWaiting;
   int long_side = kPreviewLongSide;
 };
 
@@ -62,7 +73,8 @@ using PreviewBytes = std::shared_ptr<const std::string>;
 struct PreviewStats {
   int64_t renders = 0;    // renders started (a render of a page past the end included)
   int64_t hits = 0;       // answered from the cache (or by another request's render)
-  int64_t refused = 0;    // refused because max_renders were in flight
+  int64_t refused = 0;    // refused because max_renders were in flight and max_waiting waited
+  int64_t waited = 0;     // waited for a render slot
   int64_t in_flight = 0;  // renders running now
   jobs::CacheStats cache;
 };
@@ -75,7 +87,8 @@ class PagePreviews {
   // The preview of page `page` of the file at `input_path`. `document_key` names that file in
   // the cache and must name the same bytes for as long as the cache lives (the server uses
   // "<task id>/<document>", and task ids are never reused). Errors: kNotFound (a page past the
-  // end, a negative page), kUnavailable (max_renders in flight; the message names the limit),
+  // end, a negative page), kUnavailable (max_renders in flight and max_waiting waiting; the
+  // message names both limits),
   // and the renderer's (kCorrupt, kUnavailable, ...), which are not cached.
   Result<PreviewBytes> Get(const std::string& document_key, const std::string& input_path, int page,
                            const pdf::RenderOptions& render);
@@ -97,7 +110,8 @@ class PagePreviews {
   std::condition_variable flight_done_;
   std::unordered_map<std::string, std::shared_ptr<Flight>> in_flight_;  // by preview key
   int renders_in_flight_ = 0;
-  int64_t renders_ = 0, hits_ = 0, refused_ = 0;
+  int waiting_ = 0;  // requests waiting for a render slot
+  int64_t renders_ = 0, hits_ = 0, refused_ = 0, waited_ = 0;
 };
 
 }  // namespace mineru::service

@@ -2,10 +2,10 @@
 // The serve flags of page previews and task retention end to end: their ranges (one past each
 // bound is a usage error naming the flag, before any model is loaded), and their values reaching
 // the server: --max-retained-bytes 1 lets no finished task stay, --preview-cache-bytes 0 renders
-// every preview again, and --max-preview-renders 1 answers a second render in flight with 503
-// and Retry-After. The render helper of the previews is a script in front of the real one
-// (found through MINERU_PDF_RENDER_HELPER) that counts its starts and waits while a "hold" file
-// exists.
+// every preview again, and --max-preview-renders 1 with --max-preview-waiting 0 answers a second
+// render in flight with 503 and Retry-After. The render helper of the previews is a script in front
+// of the real one (found through MINERU_PDF_RENDER_HELPER) that counts its starts and waits while a
+// "hold" file exists.
 #include <sys/stat.h>
 
 #include <chrono>
@@ -69,6 +69,7 @@ TEST(ServeLimitsCliTest, OnePastEachBoundIsAUsageErrorNamingTheFlag) {
       {"--max-preview-renders", "0"},  {"--max-preview-renders", "257"},
       {"--preview-cache-bytes", "-1"}, {"--preview-cache-bytes", "1099511627777"},
       {"--max-retained-bytes", "0"},   {"--max-retained-bytes", "1125899906842625"},
+      {"--max-preview-waiting", "-1"}, {"--max-preview-waiting", "1025"},
   };
   for (const auto& [flag, value] : bad) {
     const CliResult r = RunCli({"serve", "--model", "/nonexistent", flag, value});
@@ -110,9 +111,10 @@ TEST(ServeLimitsCliTest, RetentionAndPreviewFlagsReachTheServer) {
     for (std::string line; std::getline(lines, line);) ++n;
     return n;
   };
-  ServeProcess server({"--model", model, "--work-dir", scratch + "/previews", "--max-tokens", "2",
-                       "--preview-cache-bytes", "0", "--max-preview-renders", "1"},
-                      {"MINERU_PDF_RENDER_HELPER=" + helper});
+  ServeProcess server(
+      {"--model", model, "--work-dir", scratch + "/previews", "--max-tokens", "2",
+       "--preview-cache-bytes", "0", "--max-preview-renders", "1", "--max-preview-waiting", "0"},
+      {"MINERU_PDF_RENDER_HELPER=" + helper});
   ASSERT_FALSE(server.url().empty()) << server.log();
   const int port = server.port();
   const std::string id = Submit(port, pdf);
@@ -141,6 +143,7 @@ TEST(ServeLimitsCliTest, RetentionAndPreviewFlagsReachTheServer) {
   EXPECT_EQ(refused->status, 503) << refused->body;
   EXPECT_EQ(refused->Header("retry-after"), "1");
   EXPECT_NE(refused->body.find("--max-preview-renders"), std::string::npos) << refused->body;
+  EXPECT_NE(refused->body.find("--max-preview-waiting"), std::string::npos) << refused->body;
   EXPECT_EQ(held_status, 200);
   EXPECT_EQ(server.Stop(), 0) << server.log();
 }

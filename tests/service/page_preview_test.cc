@@ -162,10 +162,10 @@ TEST_F(PagePreviewTest, RepeatedPreviewsOfAPageRenderItOnce) {
   EXPECT_EQ(helper_->starts(), 3);
 }
 
-// max_renders = 2: two renders in flight are served, a third distinct preview is 503 with
-// Retry-After naming the limit, and the same request passes once a render has ended.
+// max_renders = 2 and no waiting: two renders in flight are served, a third distinct preview is
+// 503 with Retry-After naming the limit, and the same request passes once a render has ended.
 TEST_F(PagePreviewTest, RendersBeyondTheCapAre503WithRetryAfterUntilOneEnds) {
-  Start({.max_renders = 2});
+  Start({.max_renders = 2, .max_waiting = 0});
   helper_->Hold();
   std::vector<std::thread> clients;
   std::vector<int> statuses(2, 0);
@@ -190,6 +190,46 @@ TEST_F(PagePreviewTest, RendersBeyondTheCapAre503WithRetryAfterUntilOneEnds) {
   auto retried = Preview(2);
   ASSERT_TRUE(retried);
   EXPECT_EQ(retried->status, 200) << retried->body;
+}
+
+// max_waiting at its boundary: with one render in flight (max_renders = 1) and max_waiting = 1,
+// a preview of another page waits for the slot and is served once the render ends; one more
+// while it waits is refused naming both limits, before any work. (The web UI's <img> elements
+// load a document's pages at once and cannot retry a 503: with the default cap of 2 and no
+// waiting, its browser test saw broken previews.)
+TEST(PagePreviewsTest, WaitersUpToTheLimitGetTheirPreviewOneMoreIsRefused) {
+  const std::string dir = testing_support::TestDir();
+  CountingHelper helper(dir);
+  pdf::RenderOptions render;
+  render.helper_path = helper.path();
+  PagePreviews previews({.cache_bytes = 0, .max_renders = 1, .max_waiting = 1});
+  helper.Hold();
+  std::optional<Result<PreviewBytes>> first, second;
+  std::thread rendering([&] { first = previews.Get("task/0", kCorpusPdf, 0, render); });
+  const bool rendering_started = Eventually([&] { return helper.starts() == 1; });
+  std::thread waiting([&] { second = previews.Get("task/0", kCorpusPdf, 1, render); });
+  const bool waiting_started = Eventually([&] { return previews.Stats().waited == 1; });
+  Result<PreviewBytes> refused = previews.Get("task/0", kCorpusPdf, 2, render);
+  const int starts_after_refusal = helper.starts();
+  helper.Release();
+  rendering.join();
+  waiting.join();
+  ASSERT_TRUE(rendering_started);
+  ASSERT_TRUE(waiting_started);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(refused.error().message.find("--max-preview-waiting"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--max-preview-renders"), std::string::npos);
+  EXPECT_EQ(starts_after_refusal, 1);  // the waiter had not started, the refused one never does
+  ASSERT_TRUE(first && *first) << (first ? first->error().ToString() : "no result");
+  ASSERT_TRUE(second && *second) << (second ? second->error().ToString() : "no result");
+  EXPECT_NE(***first, ***second);  // two pages
+  EXPECT_EQ(helper.starts(), 2);
+  const PreviewStats stats = previews.Stats();
+  EXPECT_EQ(stats.waited, 1);
+  EXPECT_EQ(stats.refused, 1);
+  EXPECT_EQ(stats.in_flight, 0);
 }
 
 // The byte bound, exactly: a cache of exactly one preview's bytes keeps it, one byte less keeps
