@@ -437,7 +437,9 @@ void Session::RunHandler(const std::shared_ptr<HttpRequest>& req, const Handler*
   try {
     response = (*handler)(*req);
   } catch (const std::exception& e) {
-    response = HttpResponse::Error(500, std::string("handler failed: ") + e.what(), "server_error");
+    // An exception text may name server files (std::filesystem puts paths in its messages).
+    response =
+        HttpResponse::Error(500, "handler failed: " + WithoutServerPaths(e.what()), "server_error");
   } catch (...) {
     response = HttpResponse::Error(500, "handler failed", "server_error");
   }

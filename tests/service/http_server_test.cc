@@ -82,6 +82,9 @@ class HttpServerTest : public ::testing::Test {
     });
     server_.Route("GET", "/throw",
                   [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); });
+    server_.Route("GET", "/throw-path", [](const HttpRequest&) -> HttpResponse {
+      throw std::runtime_error("filesystem error: cannot open /srv/mineru/work/7f3a/input.pdf");
+    });
     server_.Route("GET", "/slow", [](const HttpRequest&) {
       std::this_thread::sleep_for(milliseconds(500));
       return HttpResponse::Text(200, "slow done");
@@ -169,6 +172,17 @@ TEST_F(HttpServerTest, HandlerExceptionIs500) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 500);
   EXPECT_NE(r->body.find("boom"), std::string::npos);
+}
+
+// Issue 14: an exception's text went to the client as it was, and std::filesystem names the
+// server's files in its messages. The 500 keeps the text but only the file's name.
+TEST_F(HttpServerTest, HandlerExceptionTextNamesNoServerPath) {
+  StartServer();
+  auto r = RoundTrip(server_.port(), Get("/throw-path"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body.find("/srv/mineru"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("cannot open input.pdf"), std::string::npos) << r->body;
 }
 
 TEST_F(HttpServerTest, BodyLimitExactlyAcceptedOneMoreIs413) {
