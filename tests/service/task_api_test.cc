@@ -393,7 +393,7 @@ TEST_F(TaskApiTest, ErrorAnswersCarryTheirCodes) {
 }
 
 // No answer names a server path: a failed task's error (our task JSON, its 409 result, MinerU's
-// task JSON and /file_parse), a preview of a document that cannot be opened. Before, each one
+// task JSON and /file_parse) and the preview of its document. Before, each one
 // carried the input's absolute path in the work directory ("<work>/<task id>/input/broken.pdf:
 // not a PDF ...").
 TEST_F(TaskApiTest, ErrorTextsNameNoServerPath) {
@@ -409,10 +409,13 @@ TEST_F(TaskApiTest, ErrorTextsNameNoServerPath) {
   auto result = Get("/v1/tasks/" + id + "/result");
   ExpectApiError(result, 409, "broken.pdf");
   texts.emplace_back("409 result", result->body);
+  // A failed task keeps no files (--max-retained-bytes, issue 14): its preview is a 404 that
+  // says so, naming neither the file nor its path.
   auto preview = Get("/v1/tasks/" + id + "/pages/0/0");
   ASSERT_TRUE(preview);
-  EXPECT_GE(preview->status, 400) << preview->body;
-  texts.emplace_back("preview", preview->body);
+  EXPECT_EQ(preview->status, 404) << preview->body;
+  EXPECT_NE(preview->body.find("its files are not kept"), std::string::npos) << preview->body;
+  EXPECT_EQ(preview->body.find(dir_), std::string::npos) << preview->body;
   auto mineru_task = Get("/tasks/" + id);
   ASSERT_TRUE(mineru_task);
   texts.emplace_back("MinerU task", mineru_task->body);
