@@ -40,7 +40,8 @@ Result<std::optional<int64_t>> IntField(const Json& object, std::string_view key
   // 100.0 is an integer to Python clients.
   if (v->is_number_float()) {
     const double d = v->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18) {
+    // The range first: converting a double outside int64's range is undefined behaviour.
+    if (d > -9e18 && d < 9e18 && d == static_cast<double>(static_cast<int64_t>(d))) {
       return static_cast<int64_t>(d);
     }
   }

@@ -92,6 +92,21 @@ TEST(ChatLimitsTest, NoRepeatNgramSizeAtItsLimit) {
   EXPECT_TRUE(Names(Refused(body, options), ErrorCode::kInvalidArgument, {"the limit is 100"}));
 }
 
+// Found by the chat_request fuzz target (fuzz/corpus/chat_request/crash-integer-field-huge-float,
+// a failure under UBSan only): a float integer field past int64's range was converted before
+// its range was checked. Such a value, and one just inside the range, are plain answers.
+TEST(ChatLimitsTest, IntegerFieldsOfHugeFloatsAreRefusedNotConverted) {
+  Json body = TextBody();
+  for (double huge : {1.088e34, -1.088e34, 9.3e18}) {
+    body["vllm_xargs"] = {{"no_repeat_ngram_size", huge}};
+    EXPECT_TRUE(Names(Refused(body), ErrorCode::kInvalidArgument,
+                      {"'no_repeat_ngram_size' must be an integer"}))
+        << huge;
+  }
+  body["vllm_xargs"] = {{"no_repeat_ngram_size", 100.0}};  // 100.0 is 100 to Python clients
+  EXPECT_TRUE(Accepted(body));
+}
+
 TEST(ChatLimitsTest, StopStringsCountAndLengthAtTheirLimits) {
   Json body = TextBody();
   body["stop"] = Json(std::vector<std::string>(kDefaultMaxStopStrings, "s"));
