@@ -153,6 +153,14 @@ def http_requests():
     }
     for name, data in seeds.items():
         write("http_request", name, data)
+    # The head parser alone reads the same requests, plus the codings the server refuses.
+    seeds["te-chunked-gzip"] = ("POST /tasks HTTP/1.1\r\nHost: h\r\n"
+                                "Transfer-Encoding: chunked, gzip\r\n\r\n")
+    seeds["te-gzip-chunked"] = ("POST /tasks HTTP/1.1\r\nHost: h\r\n"
+                                "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")
+    seeds["header-fold"] = "GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n 2\r\n\r\n"
+    for name, data in seeds.items():
+        write("http_head", name, data)
 
 
 def multipart():

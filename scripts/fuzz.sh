@@ -62,7 +62,7 @@ fi
 # The dictionary of a target's input language (libFuzzer -dict), when it has one.
 dictionary() {
   case "$1" in
-    http_request) echo fuzz/dict/http.dict ;;
+    http_request | http_head) echo fuzz/dict/http.dict ;;
     multipart) echo fuzz/dict/multipart.dict ;;
     chat_request | celery_message | shared_task | tokenizer_load | safetensors) echo fuzz/dict/json.dict ;;
   esac
