@@ -16,10 +16,6 @@
 namespace mineru::image {
 namespace {
 
-std::vector<uint8_t> ReferenceFile(const std::string& name) {
-  return testing::ReadBytes(testing::ReferenceDir() + "/decode/" + name);
-}
-
 ::testing::AssertionResult RefusedBy(const Result<DecodedImage>& r, const std::string& needle) {
   if (r) return ::testing::AssertionFailure() << "decoded, expected a limit error";
   if (r.error().code != ErrorCode::kResourceExhausted) {
@@ -52,7 +48,7 @@ const std::vector<Sample>& Samples() {
 TEST(DecodeLimitsTest, WidthHeightPixelsAndBytesAtTheirBoundary) {
   for (const Sample& s : Samples()) {
     SCOPED_TRACE(s.file);
-    const std::vector<uint8_t> bytes = ReferenceFile(s.file);
+    const std::vector<uint8_t> bytes = testing::DecodeReferenceFile(s.file);
     DecodeOptions exact;
     exact.apply_exif_orientation = false;
     exact.limits.max_width = s.width;
@@ -93,54 +89,24 @@ TEST(DecodeLimitsTest, FileSizeIsCheckedBeforeReading) {
   }
 }
 
-uint32_t Crc(const uint8_t* p, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-  }
-  return c ^ 0xffffffffu;
-}
-
-void AppendChunk(std::vector<uint8_t>& png, const char* type, const std::vector<uint8_t>& data) {
-  auto be32 = [&](uint32_t v) {
-    for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(v >> s));
-  };
-  be32(static_cast<uint32_t>(data.size()));
-  const size_t start = png.size();
-  png.insert(png.end(), type, type + 4);
-  png.insert(png.end(), data.begin(), data.end());
-  be32(Crc(png.data() + start, png.size() - start));
-}
-
 std::vector<uint8_t> PngHeader(uint32_t w, uint32_t h) {
   std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  std::vector<uint8_t> ihdr = {static_cast<uint8_t>(w >> 24),
-                               static_cast<uint8_t>(w >> 16),
-                               static_cast<uint8_t>(w >> 8),
-                               static_cast<uint8_t>(w),
-                               static_cast<uint8_t>(h >> 24),
-                               static_cast<uint8_t>(h >> 16),
-                               static_cast<uint8_t>(h >> 8),
-                               static_cast<uint8_t>(h),
-                               8,
-                               2,
-                               0,
-                               0,
-                               0};
-  AppendChunk(png, "IHDR", ihdr);
+  const std::vector<uint8_t> ihdr = testing::PngIhdr(w, h);
+  testing::AppendPngChunk(png, "IHDR", ihdr);
   return png;
 }
 
 TEST(DecodeLimitsTest, PngBombIsRefusedBeforeAllocation) {
   // 65535 x 65535 RGB (12 GiB decoded) over an IDAT of a dozen bytes.
   std::vector<uint8_t> png = PngHeader(65535, 65535);
-  AppendChunk(png, "IDAT", {0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01});
-  AppendChunk(png, "IEND", {});
+  testing::AppendPngChunk(png, "IDAT",
+                          {0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01});
+  testing::AppendPngChunk(png, "IEND", {});
   EXPECT_TRUE(RefusedBy(DecodeImage(png), "pixels is over the limit of 89478485"));
   // Past the format's own width: the side limit speaks first.
   std::vector<uint8_t> wide = PngHeader(70000, 1);
-  AppendChunk(wide, "IDAT", {0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01});
+  testing::AppendPngChunk(wide, "IDAT",
+                          {0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01});
   EXPECT_TRUE(RefusedBy(DecodeImage(wide), "width is over the limit of 65535"));
 }
 
@@ -151,11 +117,11 @@ TEST(DecodeLimitsTest, PngMetadataChunkAtItsBoundary) {
   std::vector<uint8_t> data(text, 'x');
   const char keyword[] = "Comment";  // with its terminating zero
   std::memcpy(data.data(), keyword, sizeof(keyword));
-  AppendChunk(png, "tEXt", data);
+  testing::AppendPngChunk(png, "tEXt", data);
   // zlib stream of one row: filter 0 and three zero bytes.
-  AppendChunk(png, "IDAT",
-              {0x78, 0x9c, 0x63, 0x60, 0x60, 0x60, 0x00, 0x00, 0x00, 0x04, 0x00, 0x01});
-  AppendChunk(png, "IEND", {});
+  testing::AppendPngChunk(png, "IDAT",
+                          {0x78, 0x9c, 0x63, 0x60, 0x60, 0x60, 0x00, 0x00, 0x00, 0x04, 0x00, 0x01});
+  testing::AppendPngChunk(png, "IEND", {});
   DecodeOptions o;
   o.limits.max_metadata_bytes = text;
   auto ok = DecodeImage(png, o);
@@ -166,7 +132,7 @@ TEST(DecodeLimitsTest, PngMetadataChunkAtItsBoundary) {
 }
 
 TEST(DecodeLimitsTest, WebpExifChunkAtItsBoundary) {
-  const std::vector<uint8_t> bytes = ReferenceFile("webp_exif8");
+  const std::vector<uint8_t> bytes = testing::DecodeReferenceFile("webp_exif8");
   // The EXIF chunk: "EXIF", little-endian size, payload.
   size_t size = 0;
   for (size_t i = 12; i + 8 <= bytes.size();) {
@@ -247,7 +213,7 @@ TEST(DecodeLimitsTest, JpegWithThousandsOfScansStopsAtTheDefault) {
 
 TEST(DecodeLimitsTest, HugeDeclaredSizesInEveryFormat) {
   // JPEG: the SOF's height and width patched to 65500 x 65500.
-  std::vector<uint8_t> jpeg = ReferenceFile("jpeg_rgb420");
+  std::vector<uint8_t> jpeg = testing::DecodeReferenceFile("jpeg_rgb420");
   for (size_t i = 2; i + 8 < jpeg.size(); ++i) {
     if (jpeg[i] == 0xff && jpeg[i + 1] == 0xc0) {
       jpeg[i + 5] = jpeg[i + 7] = 0xff;
@@ -257,18 +223,18 @@ TEST(DecodeLimitsTest, HugeDeclaredSizesInEveryFormat) {
   }
   EXPECT_TRUE(RefusedBy(DecodeImage(jpeg), "pixels is over the limit"));
   // GIF: logical screen 65535 x 65535.
-  std::vector<uint8_t> gif = ReferenceFile("gif_palette");
+  std::vector<uint8_t> gif = testing::DecodeReferenceFile("gif_palette");
   gif[6] = gif[7] = gif[8] = gif[9] = 0xff;
   EXPECT_TRUE(RefusedBy(DecodeImage(gif), "pixels is over the limit"));
   // BMP: 60000 x 60000 24-bit with almost no data.
-  std::vector<uint8_t> bmp = ReferenceFile("bmp_24_topdown");
+  std::vector<uint8_t> bmp = testing::DecodeReferenceFile("bmp_24_topdown");
   const uint32_t side = 60000;
   std::memcpy(&bmp[18], &side, 4);
   const uint32_t height = 0u - side;  // top-down
   std::memcpy(&bmp[22], &height, 4);
   EXPECT_TRUE(RefusedBy(DecodeImage(bmp), "pixels is over the limit"));
   // WebP (lossy): the frame header's 14-bit sizes set to 16383.
-  std::vector<uint8_t> webp = ReferenceFile("webp_lossy");
+  std::vector<uint8_t> webp = testing::DecodeReferenceFile("webp_lossy");
   for (size_t i = 12; i + 10 < webp.size(); ++i) {
     if (webp[i] == 0x9d && webp[i + 1] == 0x01 && webp[i + 2] == 0x2a) {
       webp[i + 3] = webp[i + 5] = 0xff;
@@ -278,7 +244,7 @@ TEST(DecodeLimitsTest, HugeDeclaredSizesInEveryFormat) {
   }
   EXPECT_TRUE(RefusedBy(DecodeImage(webp), "pixels is over the limit"));
   // TIFF (little-endian, hand-written): ImageWidth and ImageLength set to 65535.
-  std::vector<uint8_t> tiff = ReferenceFile("tiff_miniswhite8");
+  std::vector<uint8_t> tiff = testing::DecodeReferenceFile("tiff_miniswhite8");
   ASSERT_EQ(tiff[0], 'I');
   const uint32_t ifd = tiff[4] | tiff[5] << 8 | tiff[6] << 16 | tiff[7] << 24;
   const int entries = tiff[ifd] | tiff[ifd + 1] << 8;

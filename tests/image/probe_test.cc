@@ -24,10 +24,6 @@ namespace {
 
 using testing::Reference;
 
-std::vector<uint8_t> ReferenceFile(const std::string& name) {
-  return testing::ReadBytes(testing::ReferenceDir() + "/decode/" + name);
-}
-
 TEST(ProbeTest, AgreesWithDecodingOnEveryReferenceFile) {
   const Reference& ref = Reference::Get("decode");
   ASSERT_GT(ref.cases().size(), 100u);
@@ -74,12 +70,12 @@ TEST(ProbeTest, AgreesWithDecodingOnEveryReferenceFile) {
 
 TEST(ProbeTest, ScratchCountsTheWholeImageBuffersOfEachCodec) {
   const auto scratch = [](const std::string& file) {
-    auto header = ProbeImage(ReferenceFile(file));
+    auto header = ProbeImage(testing::DecodeReferenceFile(file));
     EXPECT_TRUE(header) << file << ": " << header.error().ToString();
     return header ? header->scratch_bytes : 0;
   };
   const auto pixels = [](const std::string& file) {
-    auto header = ProbeImage(ReferenceFile(file));
+    auto header = ProbeImage(testing::DecodeReferenceFile(file));
     return header ? static_cast<uint64_t>(header->width * header->height) : 0;
   };
   // Progressive JPEG: every coefficient (2 bytes a sample, 3 samples a pixel) until the end.
@@ -93,43 +89,6 @@ TEST(ProbeTest, ScratchCountsTheWholeImageBuffersOfEachCodec) {
   EXPECT_GE(scratch("bmp_rle8"), pixels("bmp_rle8"));
 }
 
-uint32_t Crc(const uint8_t* p, size_t n) {
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < n; ++i) {
-    c ^= p[i];
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
-  }
-  return c ^ 0xffffffffu;
-}
-
-void AppendChunk(std::vector<uint8_t>& png, const char* type, const std::vector<uint8_t>& data) {
-  auto be32 = [&](uint32_t v) {
-    for (int s = 24; s >= 0; s -= 8) png.push_back(static_cast<uint8_t>(v >> s));
-  };
-  be32(static_cast<uint32_t>(data.size()));
-  const size_t start = png.size();
-  png.insert(png.end(), type, type + 4);
-  png.insert(png.end(), data.begin(), data.end());
-  be32(Crc(png.data() + start, png.size() - start));
-}
-
-std::vector<uint8_t> Ihdr(uint32_t w, uint32_t h, uint8_t depth = 8, uint8_t color = 2,
-                          uint8_t interlace = 0) {
-  return {static_cast<uint8_t>(w >> 24),
-          static_cast<uint8_t>(w >> 16),
-          static_cast<uint8_t>(w >> 8),
-          static_cast<uint8_t>(w),
-          static_cast<uint8_t>(h >> 24),
-          static_cast<uint8_t>(h >> 16),
-          static_cast<uint8_t>(h >> 8),
-          static_cast<uint8_t>(h),
-          depth,
-          color,
-          0,
-          0,
-          interlace};
-}
-
 const std::vector<uint8_t> kPngSignature = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
 // The chunks of a PNG after its signature and IHDR (its image data and end).
@@ -140,7 +99,7 @@ std::vector<uint8_t> ChunksAfterIhdr(const std::vector<uint8_t>& png) {
 TEST(ProbeTest, PngHeaderRules) {
   // A bomb's header: refused by the size limit from 33 bytes, nothing allocated.
   std::vector<uint8_t> bomb = kPngSignature;
-  AppendChunk(bomb, "IHDR", Ihdr(65535, 65535));
+  testing::AppendPngChunk(bomb, "IHDR", testing::PngIhdr(65535, 65535));
   auto refused = ProbeImage(bomb);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
@@ -148,7 +107,7 @@ TEST(ProbeTest, PngHeaderRules) {
             std::string::npos);
   // An interlaced file keeps the whole image in rows as well.
   std::vector<uint8_t> interlaced = kPngSignature;
-  AppendChunk(interlaced, "IHDR", Ihdr(100, 50, 8, 6, 1));
+  testing::AppendPngChunk(interlaced, "IHDR", testing::PngIhdr(100, 50, 8, 6, 1));
   auto header = ProbeImage(interlaced);
   ASSERT_TRUE(header) << header.error().ToString();
   EXPECT_EQ(header->width, 100);
@@ -156,14 +115,15 @@ TEST(ProbeTest, PngHeaderRules) {
   EXPECT_GE(header->scratch_bytes, 100u * 50 * 4);
   // Not first, the wrong length, an invalid depth for the colour type, cut short: corrupt.
   std::vector<uint8_t> late = kPngSignature;
-  AppendChunk(late, "tEXt", {'a', 0, 'b'});
-  AppendChunk(late, "IHDR", Ihdr(10, 10));
+  testing::AppendPngChunk(late, "tEXt", {'a', 0, 'b'});
+  testing::AppendPngChunk(late, "IHDR", testing::PngIhdr(10, 10));
   std::vector<uint8_t> long_ihdr = kPngSignature;
-  std::vector<uint8_t> fourteen = Ihdr(10, 10);
+  std::vector<uint8_t> fourteen = testing::PngIhdr(10, 10);
   fourteen.push_back(0);
-  AppendChunk(long_ihdr, "IHDR", fourteen);
+  testing::AppendPngChunk(long_ihdr, "IHDR", fourteen);
   std::vector<uint8_t> bad_depth = kPngSignature;
-  AppendChunk(bad_depth, "IHDR", Ihdr(10, 10, 4, 2));  // 4-bit RGB does not exist
+  testing::AppendPngChunk(bad_depth, "IHDR",
+                          testing::PngIhdr(10, 10, 4, 2));  // 4-bit RGB does not exist
   std::vector<uint8_t> cut = bomb;
   cut.resize(30);
   for (const auto& [what, file] :
@@ -185,7 +145,7 @@ TEST(ProbeTest, DataForALargerImageThanTheHeaderIsNeverDecodedPastIt) {
   auto big = EncodePng(testing::NoiseImage(64, 64, 3));
   ASSERT_TRUE(big);
   std::vector<uint8_t> liar = kPngSignature;
-  AppendChunk(liar, "IHDR", Ihdr(4, 4));
+  testing::AppendPngChunk(liar, "IHDR", testing::PngIhdr(4, 4));
   const std::vector<uint8_t> rest = ChunksAfterIhdr(*big);
   liar.insert(liar.end(), rest.begin(), rest.end());
   auto header = ProbeImage(liar);
@@ -201,7 +161,7 @@ TEST(ProbeTest, DataForALargerImageThanTheHeaderIsNeverDecodedPastIt) {
 
 TEST(ProbeTest, GifFramePastItsScreenIsCountedAndLimited) {
   // gif_frame_grows_screen: a logical screen smaller than its first frame's extent.
-  const std::vector<uint8_t> gif = ReferenceFile("gif_frame_grows_screen");
+  const std::vector<uint8_t> gif = testing::DecodeReferenceFile("gif_frame_grows_screen");
   const int screen_w = gif[6] | gif[7] << 8, screen_h = gif[8] | gif[9] << 8;
   auto header = ProbeImage(gif);
   ASSERT_TRUE(header) << header.error().ToString();
@@ -227,7 +187,7 @@ TEST(ProbeTest, GifFramePastItsScreenIsCountedAndLimited) {
 }
 
 TEST(ProbeTest, JpegFrameHeaderBehindALargeSegmentAndTheIssueBomb) {
-  const std::vector<uint8_t> jpeg = ReferenceFile("jpeg_rgb420");
+  const std::vector<uint8_t> jpeg = testing::DecodeReferenceFile("jpeg_rgb420");
   // A 65,000-byte comment segment before the frame header: read through, not guessed.
   std::vector<uint8_t> commented(jpeg.begin(), jpeg.begin() + 2);
   const size_t length = 65000;
@@ -281,7 +241,7 @@ std::vector<uint8_t> WithCanvas(const std::vector<uint8_t>& simple, uint32_t w, 
 }
 
 TEST(ProbeTest, WebpCanvasThatDisagreesWithItsFrame) {
-  const std::vector<uint8_t> simple = ReferenceFile("webp_lossy");
+  const std::vector<uint8_t> simple = testing::DecodeReferenceFile("webp_lossy");
   ASSERT_EQ(std::memcmp(&simple[12], "VP8 ", 4), 0);
   // The canvas is what decoding sizes its buffers by: the true one is read as such ...
   const std::vector<uint8_t> honest = WithCanvas(simple, 45, 31);
@@ -309,7 +269,7 @@ TEST(ProbeTest, DeclaredSizesPastTheLimitsInTiffBmpAndWebp) {
     ASSERT_FALSE(r) << what;
     EXPECT_EQ(r.error().code, ErrorCode::kResourceExhausted) << what << r.error().ToString();
   };
-  std::vector<uint8_t> tiff = ReferenceFile("tiff_miniswhite8");
+  std::vector<uint8_t> tiff = testing::DecodeReferenceFile("tiff_miniswhite8");
   ASSERT_EQ(tiff[0], 'I');
   const uint32_t ifd = tiff[4] | tiff[5] << 8 | tiff[6] << 16 | tiff[7] << 24;
   const int entries = tiff[ifd] | tiff[ifd + 1] << 8;
@@ -320,13 +280,13 @@ TEST(ProbeTest, DeclaredSizesPastTheLimitsInTiffBmpAndWebp) {
   }
   expect_refused(tiff, "tiff 65535 x 65535");
   // BMP: a top-down height whose top byte is 0xFF but whose magnitude is 2^24.
-  std::vector<uint8_t> bmp = ReferenceFile("bmp_24_topdown");
+  std::vector<uint8_t> bmp = testing::DecodeReferenceFile("bmp_24_topdown");
   const uint32_t width = 1000, height = 0xff000000u;
   std::memcpy(&bmp[18], &width, 4);
   std::memcpy(&bmp[22], &height, 4);
   expect_refused(bmp, "bmp 1000 x 2^24 top-down");
   // WebP (lossy): the frame header's 14-bit sizes set to 16383.
-  const std::vector<uint8_t> webp = ReferenceFile("webp_lossy");
+  const std::vector<uint8_t> webp = testing::DecodeReferenceFile("webp_lossy");
   std::vector<uint8_t> huge_webp = webp;
   for (size_t i = 12; i + 10 < huge_webp.size(); ++i) {
     if (huge_webp[i] == 0x9d && huge_webp[i + 1] == 0x01 && huge_webp[i + 2] == 0x2a) {
