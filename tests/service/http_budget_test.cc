@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../support/http_client.h"
+#include "handler_gate.h"
 #include "service/http_server.h"
 
 namespace mineru::service {
@@ -30,42 +31,8 @@ using testing_support::GetRequest;
 using testing_support::PostRequest;
 using Response = testing_support::HttpReply;
 
-constexpr std::chrono::seconds kWaitLimit{60};
-
-bool WaitUntil(const std::function<bool()>& condition) {
-  const auto limit = std::chrono::steady_clock::now() + kWaitLimit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-// A handler that holds its request (and so its body's share of the budget) until released.
-class Gate {
- public:
-  void Wait() {
-    std::unique_lock lock(mu_);
-    ++waiting_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
-  }
-  bool WaitWaiting(int n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kWaitLimit, [&] { return waiting_ >= n; });
-  }
-  void Open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int waiting_ = 0;
-  bool open_ = false;
-};
+using testing::Gate;
+using testing::WaitUntil;
 
 class HttpBudgetTest : public ::testing::Test {
  protected:

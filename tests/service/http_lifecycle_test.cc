@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../support/http_client.h"
+#include "handler_gate.h"
 #include "service/http_server.h"
 #include "service/routes.h"
 #include "service/service_metrics.h"
@@ -28,54 +29,9 @@ namespace {
 using testing_support::Client;
 using testing_support::GetRequest;
 
-constexpr std::chrono::seconds kWaitLimit{60};
-
-bool WaitUntil(const std::function<bool()>& condition) {
-  const auto limit = std::chrono::steady_clock::now() + kWaitLimit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-// Blocks handlers until opened; counts who waits and who got through.
-class Gate {
- public:
-  void Wait() {
-    std::unique_lock lock(mu_);
-    ++waiting_;
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return open_; });
-    --waiting_;
-    ++passed_;
-    cv_.notify_all();
-  }
-  bool WaitWaiting(int n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kWaitLimit, [&] { return waiting_ >= n; });
-  }
-  bool WaitPassed(int n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kWaitLimit, [&] { return passed_ >= n; });
-  }
-  int waiting() {
-    std::lock_guard lock(mu_);
-    return waiting_;
-  }
-  void Open() {
-    std::lock_guard lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int waiting_ = 0;
-  int passed_ = 0;
-  bool open_ = false;
-};
+using testing::Gate;
+using testing::kWaitLimit;
+using testing::WaitUntil;
 
 // Responders handed out by a Later route, for the test to answer.
 struct Pending {
