@@ -218,6 +218,16 @@ bool ReadHeaderOnly(jpeg_decompress_struct* cinfo, ErrorManager* err, JpegJob* j
   return true;
 }
 
+// Points cinfo's error handling at err: errors and a premature end of data longjmp back with
+// their text in job, other warnings are counted, nothing is printed.
+void UseErrorManager(jpeg_decompress_struct* cinfo, ErrorManager* err, JpegJob* job) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = OnErrorExit;
+  err->pub.emit_message = OnEmitMessage;
+  err->pub.output_message = OnOutputMessage;
+  err->job = job;
+}
+
 }  // namespace
 
 Result<CodecHeader> ProbeJpeg(std::span<const uint8_t> bytes, const DecodeLimits& limits) {
@@ -226,11 +236,7 @@ Result<CodecHeader> ProbeJpeg(std::span<const uint8_t> bytes, const DecodeLimits
   job.limits = &limits;
   jpeg_decompress_struct cinfo{};
   ErrorManager err{};
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = OnErrorExit;
-  err.pub.emit_message = OnEmitMessage;
-  err.pub.output_message = OnOutputMessage;
-  err.job = &job;
+  UseErrorManager(&cinfo, &err, &job);
   FrameFacts facts;
   const bool ok = ReadHeaderOnly(&cinfo, &err, &job, &facts);
   jpeg_destroy_decompress(&cinfo);
@@ -259,11 +265,7 @@ Result<CodecOutput> DecodeJpeg(std::span<const uint8_t> bytes, const DecodeLimit
   job.limits = &limits;
   jpeg_decompress_struct cinfo{};
   ErrorManager err{};
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = OnErrorExit;
-  err.pub.emit_message = OnEmitMessage;
-  err.pub.output_message = OnOutputMessage;
-  err.job = &job;
+  UseErrorManager(&cinfo, &err, &job);
   jpeg_progress_mgr progress{};
   progress.progress_monitor = OnProgress;
   const bool ok = ReadJpeg(&cinfo, &err, &progress, &job);
