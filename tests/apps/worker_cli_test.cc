@@ -22,11 +22,13 @@
 #include "base/json.h"
 #include "cli_test_util.h"
 #include "jobs/redis_client.h"
+#include "long_pdf.h"
 #include "serve_process.h"
 
 namespace mineru::apps {
 namespace {
 
+using testing::AssemblePdf;
 using testing::CliResult;
 using testing::Describe;
 using testing::RunCli;
@@ -70,21 +72,7 @@ std::string WriteLongPdf(const std::string& path, int pages) {
                       "\nendstream");
   }
   objects[1] = "<< /Type /Pages /Kids [" + kids + "] /Count " + std::to_string(pages) + " >>";
-  std::string pdf = "%PDF-1.7\n";
-  std::vector<size_t> offsets;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    offsets.push_back(pdf.size());
-    pdf += std::to_string(i + 1) + " 0 obj\n" + objects[i] + "\nendobj\n";
-  }
-  const size_t xref = pdf.size();
-  pdf += "xref\n0 " + std::to_string(objects.size() + 1) + "\n0000000000 65535 f \n";
-  for (size_t offset : offsets) {
-    const std::string number = std::to_string(offset);
-    pdf += std::string(10 - number.size(), '0') + number + " 00000 n \n";
-  }
-  pdf += "trailer\n<< /Size " + std::to_string(objects.size() + 1) +
-         " /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
-  testing::WriteFile(path, pdf);
+  testing::WriteFile(path, AssemblePdf(objects));
   return path;
 }
 // Pages of the long document.
