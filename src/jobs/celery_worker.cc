@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/server_paths.h"
 #include "image/data_url.h"
 #include "jobs/celery_amqp.h"
 #include "jobs/celery_protocol.h"
@@ -250,8 +251,11 @@ class CeleryWorker::Impl {
           CeleryRevokedResult(outcome == Outcome::kTerminated ? "terminated" : "revoked"),
           std::nullopt, id, now);
     } else if (failure) {
-      meta = CeleryResultMeta("FAILURE", CeleryExceptionResult(failure->first, failure->second),
-                              failure->second, id, now);
+      // The client reads the text (exc_message, traceback): the task's input and work
+      // directory are named by their file names only.
+      const std::string text = WithoutServerPaths(failure->second);
+      meta =
+          CeleryResultMeta("FAILURE", CeleryExceptionResult(failure->first, text), text, id, now);
     } else {
       meta = CeleryResultMeta("SUCCESS", result, std::nullopt, id, now);
     }

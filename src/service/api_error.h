@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/server_paths.h"
 #include "base/status.h"
 #include "service/http_server.h"
 
@@ -38,13 +39,6 @@ std::string_view DefaultErrorCode(int status);
 // specific (it does not end in "_error": "task_failed", "server_overloaded"), else
 // DefaultErrorCode(status).
 std::string_view ErrorCodeFor(int status, std::string_view type);
-
-// `text` with every absolute filesystem path ("/var/lib/mineru/tasks/<id>/input/a.pdf") cut to
-// its last component ("a.pdf"). A path starts with '/' at the start of the text or after a
-// space, quote or opening bracket, holds at least two '/', and runs to the next space, quote,
-// closing bracket, comma, semicolon or ": "; URLs ("http://h/a/b") and media types
-// ("image/png") are not paths. Linear in the text.
-std::string WithoutServerPaths(std::string_view text);
 
 // An empty code is the type when the type is specific (it does not end in "_error":
 // "task_failed"), else the generic code of that type ("not_found_error": "not_found"); an empty

@@ -190,6 +190,17 @@ TEST_F(WorkerCliTest, PythonCeleryClientGetsResultsFailuresAndRevocations) {
   EXPECT_EQ(failed.value("exc_type", ""), "ValueError") << failed.dump();
   EXPECT_NE(failed.value("message", "").find("Unsupported file type"), std::string::npos);
 
+  // Issue 14: a parse that fails names its input by its name, never by the worker's path
+  // ("<work dir>/<task>/input/document: ...", as the Python client saw it before).
+  const std::string broken = testing::TestDir() + "/broken.pdf";
+  testing::WriteFile(broken, "%PDF-1.7\nnot really a PDF");
+  const Json parse_failed = Client({"run", broken});
+  EXPECT_EQ(parse_failed.value("status", ""), "FAILURE") << parse_failed.dump();
+  const std::string text = parse_failed.value("message", "");
+  EXPECT_NE(text.find("document"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/input/"), std::string::npos) << text;
+  EXPECT_EQ(text.find(*scratch_), std::string::npos) << text;
+
   const Json expired = Client({"run", kShapes, "--expires-in", "-60"});
   EXPECT_EQ(expired.value("status", ""), "REVOKED") << expired.dump();
   EXPECT_EQ(expired.value("exc_type", ""), "TaskRevokedError") << expired.dump();
