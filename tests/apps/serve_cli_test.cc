@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "cli_test_util.h"
 #include "serve_process.h"
+#include "serve_usage.h"
 
 namespace mineru::apps {
 namespace {
@@ -23,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CliResult;
 using testing::Describe;
+using testing::MetricSample;
 using testing::RunCli;
 using testing::ServeProcess;
 using testing::Succeeded;
@@ -46,19 +48,6 @@ Json JsonOf(const std::optional<testing_support::HttpReply>& r) {
   Json json = Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   EXPECT_FALSE(json.is_discarded()) << r->body;
   return json;
-}
-
-// The value of the first sample of `metric` whose labels contain `labels`; -1 when none.
-double Sample(const std::string& metrics, const std::string& metric, const std::string& labels) {
-  std::istringstream lines(metrics);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(metric, 0) != 0 || line.size() <= metric.size()) continue;
-    const char next = line[metric.size()];
-    if (next != ' ' && next != '{') continue;  // another metric with this prefix
-    if (line.find(labels) == std::string::npos) continue;
-    return std::strtod(line.c_str() + line.rfind(' ') + 1, nullptr);
-  }
-  return -1;
 }
 
 TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
@@ -105,13 +94,13 @@ TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
   auto metrics = Exchange(port, "GET", "/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_EQ(metrics->status, 200);
-  EXPECT_EQ(Sample(metrics->body, "mineru_pages_total", ""), 3.0) << metrics->body;
-  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
-  EXPECT_GE(Sample(metrics->body, "mineru_http_requests_total",
-                   "route=\"/v1/document/parse\",status=\"202\""),
+  EXPECT_EQ(MetricSample(metrics->body, "mineru_pages_total", ""), 3.0) << metrics->body;
+  EXPECT_EQ(MetricSample(metrics->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
+  EXPECT_GE(MetricSample(metrics->body, "mineru_http_requests_total",
+                         "route=\"/v1/document/parse\",status=\"202\""),
             3.0);
-  EXPECT_GT(Sample(metrics->body, "process_resident_memory_bytes", ""), 0.0);
-  EXPECT_GT(Sample(metrics->body, "mineru_generation_tokens_total", ""), 0.0);
+  EXPECT_GT(MetricSample(metrics->body, "process_resident_memory_bytes", ""), 0.0);
+  EXPECT_GT(MetricSample(metrics->body, "mineru_generation_tokens_total", ""), 0.0);
 
   // --unique uploads other bytes each time: a miss, parsed again.
   const CliResult unique =
@@ -120,8 +109,8 @@ TEST(ServeCliTest, EverySurfaceAnswersAndSigtermExitsZero) {
   EXPECT_TRUE(Succeeded(unique)) << Describe(unique);
   auto after = Exchange(port, "GET", "/metrics");
   ASSERT_TRUE(after);
-  EXPECT_EQ(Sample(after->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
-  EXPECT_EQ(Sample(after->body, "mineru_pages_total", ""), 6.0);
+  EXPECT_EQ(MetricSample(after->body, "mineru_cache_requests_total", "result=\"hit\""), 4.0);
+  EXPECT_EQ(MetricSample(after->body, "mineru_pages_total", ""), 6.0);
 
   EXPECT_EQ(server.Stop(), 0) << server.log();
   EXPECT_NE(server.log().find("received SIGTERM"), std::string::npos) << server.log();
@@ -250,12 +239,13 @@ TEST(ServeCliTest, RedisStoppedCostsOnlyTheCache) {
   // The failed lookups are counted (the repeat was still a hit: the in-process cache).
   auto metrics = Exchange(port, "GET", "/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_GT(Sample(metrics->body, "mineru_cache_requests_total", "result=\"error\""), 0.0)
+  EXPECT_GT(MetricSample(metrics->body, "mineru_cache_requests_total", "result=\"error\""), 0.0)
       << metrics->body;
-  EXPECT_EQ(Sample(metrics->body, "mineru_cache_requests_total", "tier=\"memory\",result=\"hit\""),
-            1.0)
+  EXPECT_EQ(
+      MetricSample(metrics->body, "mineru_cache_requests_total", "tier=\"memory\",result=\"hit\""),
+      1.0)
       << metrics->body;
-  EXPECT_GT(Sample(metrics->body, "mineru_shared_task_errors_total", ""), 0.0);
+  EXPECT_GT(MetricSample(metrics->body, "mineru_shared_task_errors_total", ""), 0.0);
   EXPECT_EQ(server.Stop(), 0) << server.log();
 }
 
