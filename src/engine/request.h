@@ -99,6 +99,9 @@ struct GenerationResult {
   std::optional<int32_t> stop_id;  // the stop token that ended it (kStop)
   Usage usage;
   Timings timings;
+  // Attempts after the first: a remote generator's retries (pipeline/remote_generator.h); the
+  // engine makes one attempt.
+  int32_t retries = 0;
   std::vector<std::vector<float>> logits;  // with Request::keep_logits
 };
 
