@@ -16,7 +16,9 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/model_server_flags.h"
 #include "apps/model_source.h"
+#include "apps/pipeline_backend.h"
 #include "apps/profile_flags.h"
 #include "base/process_memory.h"
 #include "engine/engine.h"
@@ -40,6 +42,7 @@ struct ParseArgs {
   ModelLoadOptions load;
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
+  ModelServerFlags model_server;
 };
 
 // The documents a path names: a file as is; a directory, recursively, every file with a PDF or
@@ -85,12 +88,12 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
     return kExitFailure;
   }
   const int threads = ResolveThreads(global);
-  auto started = StartPipelineEngine(args.model, args.load, args.engine_flags, threads, "parse",
-                                     args.profile_flags);
-  if (!started) return ReportError(started.error());
-  pipeline::EngineGenerator generator(*started->engine);
+  auto backend = StartPipelineBackend(args.model, args.load, args.engine_flags, threads, "parse",
+                                      args.profile_flags, args.model_server);
+  if (!backend) return ReportError(backend.error());
+  pipeline::Generator& generator = backend->generator();
   pipeline::DocumentOptions options;
-  args.profile_flags.Apply(started->profile.profile, options);
+  backend->Apply(args.profile_flags, options);
   options.extract.formula = args.formula;
   options.extract.table = args.table;
   options.start_page = args.start_page;
@@ -175,19 +178,44 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
                "queued %.2f, vision %.2f, prefill %.2f, decode %.2f\n",
                render, extract.layout_wall, extract.blocks_wall, extract.post_process, assemble,
                extract.queued, extract.vision, extract.prefill, extract.decode);
+  Json model_server;
+  if (backend->remote) {
+    // Per request, in milliseconds: the body built on the page thread (crop to PNG, JSON), the
+    // HTTP attempts (connect to last byte: the server's work and the network), the answer read.
+    const pipeline::RemoteGeneratorStats s = backend->remote->Stats();
+    const double n = s.requests > 0 ? static_cast<double>(s.requests) : 1.0;
+    std::fprintf(stderr,
+                 "model server: %lld request(s), %lld retried attempt(s), %lld failed, %lld "
+                 "truncated; per request: encode %.2f ms, HTTP %.2f ms, answer %.3f ms\n",
+                 static_cast<long long>(s.requests), static_cast<long long>(s.retries),
+                 static_cast<long long>(s.failed), static_cast<long long>(s.truncated),
+                 1e3 * s.encode_seconds / n, 1e3 * s.transfer_seconds / n,
+                 1e3 * s.decode_seconds / n);
+    model_server = {{"requests", s.requests},
+                    {"attempts", s.attempts},
+                    {"retries", s.retries},
+                    {"succeeded", s.succeeded},
+                    {"truncated", s.truncated},
+                    {"failed", s.failed},
+                    {"encode_seconds", s.encode_seconds},
+                    {"transfer_seconds", s.transfer_seconds},
+                    {"decode_seconds", s.decode_seconds},
+                    {"seconds", s.seconds}};
+  }
   const std::optional<int64_t> peak = PeakRssBytes();
   if (peak) {
     std::fprintf(stderr, "peak resident memory: %.0f MB\n", static_cast<double>(*peak) / 1e6);
   }
   if (args.json) {
-    const Json report{{"documents", summary},
-                      {"pages", pages},
-                      {"failed_documents", failed_documents},
-                      {"failed_pages", failed_pages},
-                      {"failed_blocks", failed_blocks},
-                      {"generated_tokens", tokens},
-                      {"seconds", seconds},
-                      {"peak_rss_bytes", peak.value_or(-1)}};
+    Json report{{"documents", summary},
+                {"pages", pages},
+                {"failed_documents", failed_documents},
+                {"failed_pages", failed_pages},
+                {"failed_blocks", failed_blocks},
+                {"generated_tokens", tokens},
+                {"seconds", seconds},
+                {"peak_rss_bytes", peak.value_or(-1)}};
+    if (!model_server.is_null()) report["model_server"] = model_server;
     std::printf("%s\n", report.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
   }
   return failed_documents > 0 || failed_pages > 0 ? kExitFailure : 0;
@@ -222,6 +250,7 @@ void AddParseCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
+  args->model_server.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunParse(*args, global); });
 }
 

@@ -28,7 +28,9 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/model_server_flags.h"
 #include "apps/model_source.h"
+#include "apps/pipeline_backend.h"
 #include "apps/process_lifetime.h"
 #include "apps/profile_flags.h"
 #include "apps/server_flags.h"
@@ -60,6 +62,7 @@ struct ServeArgs {
   ModelLoadOptions load;
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
+  ModelServerFlags model_server;
 };
 
 // The model id without --served-model-name: a checkpoint directory's own name
@@ -81,6 +84,10 @@ std::string DefaultModelId(const std::string& model) {
 
 int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   // Flag combinations and URLs first: a mistake there must not wait for the model to load.
+  if (args.model.empty() == args.model_server.url.empty()) {
+    std::fprintf(stderr, "mineru-cpp: error: serve needs --model DIR or --model-server URL\n");
+    return kExitUsage;
+  }
   std::optional<jobs::AmqpOptions> amqp_options;
   if (!args.queue_url.empty()) {
     if (args.task_flags.cache_url.empty()) {
@@ -110,23 +117,26 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   EngineFlags engine_flags = args.engine_flags;
   jobs::TaskManagerOptions task_options;
   service::ConnectMetrics(metrics, engine_flags.options, task_options);
-  auto started = StartPipelineEngine(args.model, args.load, engine_flags, threads, "serve",
-                                     args.profile_flags);
-  if (!started) return ReportError(started.error());
-  auto& engine = started->engine;
-  const pipeline::Profile profile = started->profile.profile;
+  auto backend = StartPipelineBackend(
+      args.model, args.load, engine_flags, threads, "serve", args.profile_flags, args.model_server,
+      [&metrics](const pipeline::RemoteRequestRecord& r) { metrics.ObserveModelServerRequest(r); });
+  if (!backend) return ReportError(backend.error());
+  engine::Engine* engine = backend->engine.get();
+  const pipeline::Profile profile = backend->profile.profile;
+  if (backend->remote) {
+    metrics.SetModelServerStats([remote = backend->remote.get()] { return remote->Stats(); });
+  }
 
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-cpp");
   if (!work_dir) return ReportError(work_dir.error());
-  pipeline::EngineGenerator generator(*engine);
   task_options.work_dir = work_dir->path();
   args.task_flags.Apply(task_options);
-  args.profile_flags.Apply(profile, task_options.document);
+  backend->Apply(args.profile_flags, task_options.document);
   args.image_budget_flags.Apply(task_options.document.image_budget, &image_memory);
   // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
   task_options.share_tasks = !task_options.cache_url.empty();
   task_options.model_fingerprint = args.task_flags.ModelFingerprint(
-      engine->model().fingerprint() + args.profile_flags.Fingerprint(profile));
+      backend->model_fingerprint + args.profile_flags.Fingerprint(profile));
   // With --queue, documents go to workers through RabbitMQ and come back through Redis.
   std::unique_ptr<jobs::AmqpConnection> amqp;
   std::unique_ptr<jobs::RedisClient> results;
@@ -142,7 +152,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
     runner = std::make_unique<jobs::RemoteRunner>(*amqp, *results);
     task_options.runner = runner.get();
   }
-  auto tasks = jobs::TaskManager::Create(generator, task_options);
+  auto tasks = jobs::TaskManager::Create(backend->generator(), task_options);
   if (!tasks) return ReportError(tasks.error());
 
   service::HttpServer server;
@@ -161,14 +171,18 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   args.server_flags.Apply(routes);
   args.task_flags.Apply(routes.multipart);
   args.task_flags.Apply(routes.previews);
-  service::AddServiceRoutes(server, *engine, **tasks, metrics, routes);
+  service::AddServiceRoutes(server, engine, **tasks, metrics, routes);
 
   service::ServerOptions options;
   args.server_flags.Apply(options);
   options.on_request = [&metrics](const service::RequestRecord& r) { metrics.ObserveHttp(r); };
   if (auto started = server.Start(options); !started) return ReportError(started.error());
-  std::fprintf(stderr, "serving model '%s' (%s)\n", routes.openai.model_id.c_str(),
-               args.model.c_str());
+  if (engine != nullptr) {
+    std::fprintf(stderr, "serving model '%s' (%s)\n", routes.openai.model_id.c_str(),
+                 args.model.c_str());
+  } else {
+    std::fprintf(stderr, "documents go to the model server; no OpenAI routes here\n");
+  }
   if (!options.api_key.empty()) {
     std::fprintf(stderr, "every route but the probes and the web UI's files needs the API key\n");
   } else if (routes.public_bind) {
@@ -203,8 +217,7 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
   auto args = std::make_shared<ServeArgs>();
   cmd->add_option("-m,--model", args->model,
                   "Checkpoint directory, or a Hugging Face id found in the local Hugging Face "
-                  "cache")
-      ->required();
+                  "cache (or --model-server)");
   cmd->add_option("--queue", args->queue_url,
                   "RabbitMQ URL: documents are parsed by `mineru-cpp worker` processes reading "
                   "it, results come back through --cache (default: parsed here)");
@@ -219,6 +232,7 @@ void AddServeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code)
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
+  args->model_server.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunServe(*args, global); });
 }
 

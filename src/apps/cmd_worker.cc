@@ -18,7 +18,9 @@
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
+#include "apps/model_server_flags.h"
 #include "apps/model_source.h"
+#include "apps/pipeline_backend.h"
 #include "apps/process_lifetime.h"
 #include "apps/profile_flags.h"
 #include "apps/task_flags.h"
@@ -41,9 +43,14 @@ struct WorkerArgs {
   ModelLoadOptions load;
   EngineFlags engine_flags;
   ProfileFlags profile_flags;
+  ModelServerFlags model_server;
 };
 
 int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
+  if (args.model.empty() == args.model_server.url.empty()) {
+    std::fprintf(stderr, "mineru-cpp: error: worker needs --model DIR or --model-server URL\n");
+    return kExitUsage;
+  }
   if (!args.image_budget_flags.Check()) return kExitUsage;
   // Memory for the image documents being read: outlives the engine and the task manager.
   ByteBudget image_memory(args.image_budget_flags.max_image_bytes_in_flight);
@@ -60,16 +67,15 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   auto redis_options = jobs::ParseRedisUrl(args.task_flags.cache_url);
   if (!redis_options) return ReportError(redis_options.error());
 
-  auto started = StartPipelineEngine(args.model, args.load, args.engine_flags,
-                                     ResolveThreads(global), "worker", args.profile_flags);
-  if (!started) return ReportError(started.error());
-  auto& engine = started->engine;
-  const pipeline::Profile profile = started->profile.profile;
-  pipeline::EngineGenerator generator(*engine);
+  auto backend =
+      StartPipelineBackend(args.model, args.load, args.engine_flags, ResolveThreads(global),
+                           "worker", args.profile_flags, args.model_server);
+  if (!backend) return ReportError(backend.error());
+  const pipeline::Profile profile = backend->profile.profile;
 
   jobs::TaskManagerOptions task_options;
   args.task_flags.Apply(task_options);
-  args.profile_flags.Apply(profile, task_options.document);
+  backend->Apply(args.profile_flags, task_options.document);
   args.image_budget_flags.Apply(task_options.document.image_budget, &image_memory);
   // The consumer's prefetch is the number of documents parsed at once; the task queue only ever
   // holds what the worker took.
@@ -79,11 +85,11 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
   task_options.max_queued_tasks =
       std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
   task_options.model_fingerprint = args.task_flags.ModelFingerprint(
-      engine->model().fingerprint() + args.profile_flags.Fingerprint(profile));
+      backend->model_fingerprint + args.profile_flags.Fingerprint(profile));
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-worker");
   if (!work_dir) return ReportError(work_dir.error());
   task_options.work_dir = work_dir->path();
-  auto tasks = jobs::TaskManager::Create(generator, task_options);
+  auto tasks = jobs::TaskManager::Create(backend->generator(), task_options);
   if (!tasks) return ReportError(tasks.error());
 
   jobs::RedisClient results(*redis_options);
@@ -122,8 +128,8 @@ void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
       "worker", "Celery-compatible worker: documents from RabbitMQ, results to Redis");
   auto args = std::make_shared<WorkerArgs>();
   cmd->add_option("-m,--model", args->model,
-                  "Checkpoint directory, or a Hugging Face id found in the local cache")
-      ->required();
+                  "Checkpoint directory, or a Hugging Face id found in the local cache (or "
+                  "--model-server)");
   cmd->add_option("--queue", args->queue_url, "RabbitMQ URL (amqp://user:pass@host:port/vhost)")
       ->required();
   cmd->add_option("--task-name", args->worker.task_name, "Celery task name served")
@@ -151,6 +157,7 @@ void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code
   args->profile_flags.Register(*cmd);
   args->load.Register(*cmd);
   args->engine_flags.Register(*cmd);
+  args->model_server.Register(*cmd);
   cmd->callback([=, &global] { *exit_code = RunWorker(*args, global); });
 }
 

@@ -62,6 +62,8 @@ struct PageOutput {
   std::optional<std::string> error;
   std::vector<std::string> warnings;
   int64_t failed_blocks = 0, requests = 0, cached_requests = 0, generated_tokens = 0;
+  int64_t request_retries = 0;
+  std::vector<TruncatedRequest> truncated;
   uint64_t phash = 0;  // of the rendered page; 0 when it could not be rendered
 };
 
@@ -142,6 +144,9 @@ PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& ima
   out.cached_requests = extraction->cached_requests;
   out.failed_blocks = extraction->failed_blocks;
   out.generated_tokens = extraction->generated_tokens;
+  out.request_retries = extraction->request_retries;
+  out.truncated = std::move(extraction->truncated);
+  for (TruncatedRequest& t : out.truncated) t.page_idx = job.page_idx;
   out.warnings = std::move(extraction->warnings);
   std::string page_md5;  // of the page's pixels, computed for the first crop only
   ImagePathFn save = [&](std::string_view span_type, const std::array<int, 4>& bbox) {
@@ -450,6 +455,8 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
     result.cached_requests += page.cached_requests;
     result.page_hashes.push_back(page.phash);
     result.generated_tokens += page.generated_tokens;
+    result.request_retries += page.request_retries;
+    for (TruncatedRequest& t : page.truncated) result.truncated.push_back(std::move(t));
     result.extract += page.timings;
     result.assemble_seconds += page.assemble_seconds;
     pdf_info.push_back(std::move(page.middle));
@@ -476,6 +483,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
       const CrossPageTableStats merge =
           DetectCrossPageTables(generator, client_pages, pdf_info, merge_options, &result.warnings);
       result.requests += merge.requests;
+      result.request_retries += merge.request_retries;
       result.cached_requests += merge.cached_requests;
       result.generated_tokens += merge.generated_tokens;
       result.table_merge_requests = merge.candidates;
@@ -529,12 +537,18 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
               {"failed_pages", Json::array()},
               {"failed_blocks", result.failed_blocks},
               {"requests", result.requests},
+              {"request_retries", result.request_retries},
               {"cached_requests", result.cached_requests},
+              {"truncated_requests", Json::array()},
               {"page_phash", Json::array()},
               {"warnings", result.warnings}};
   if (profile == Profile::kPro) {
     report["table_merge_requests"] = result.table_merge_requests;
     report["table_merges"] = result.table_merges;
+  }
+  for (const TruncatedRequest& t : result.truncated) {
+    report["truncated_requests"].push_back(
+        {{"page_idx", t.page_idx}, {"block", t.block ? Json(*t.block) : Json()}, {"type", t.type}});
   }
   for (uint64_t h : result.page_hashes) report["page_phash"].push_back(fmt::format("{:016x}", h));
   for (const PageFailure& f : result.failed_pages) {

@@ -80,7 +80,11 @@ struct DocumentResult {
   std::vector<PageFailure> failed_pages;
   int64_t failed_blocks = 0;
   int64_t requests = 0;
+  int64_t request_retries = 0;  // a remote generator's retries, over every request
   int64_t cached_requests = 0;  // answers taken from ExtractOptions::cache
+  // Answers cut at the token limit (kept, as MinerU keeps them): the report's
+  // "truncated_requests".
+  std::vector<TruncatedRequest> truncated;
   // Perceptual hash of each page in the range (image/phash.h; 0 for a page that could not be
   // rendered): a near-duplicate hint, written to the report as 16 hex digits.
   std::vector<uint64_t> page_hashes;

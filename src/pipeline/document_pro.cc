@@ -101,6 +101,7 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
       engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options.cancel);
       p.handle.reset();
       stats.generated_tokens += result.usage.completion_tokens;
+      stats.request_retries += result.retries;
       if (result.finish_reason == engine::FinishReason::kStop ||
           result.finish_reason == engine::FinishReason::kLength) {
         if (p.key) options.cache->Put(*p.key, result.text);

@@ -42,6 +42,7 @@ struct CrossPageTableStats {
   int64_t requests = 0;         // sent, retries included
   int64_t cached_requests = 0;  // answered from the cache
   int64_t generated_tokens = 0;
+  int64_t request_retries = 0;  // a remote generator's retries
 };
 
 // Step 1. `pages[i]` are page i's post-processed client blocks and `pdf_info[i]` its middle.json

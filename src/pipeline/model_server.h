@@ -26,7 +26,7 @@ namespace mineru::pipeline {
 
 struct ModelServerOptions {
   static constexpr int kDefaultConcurrency = 100;  // MinerU's client: max_concurrency 100
-  static constexpr std::chrono::milliseconds kDefaultConnectTimeout{10'000};  // the client's
+  static constexpr std::chrono::milliseconds kDefaultConnectTimeout{10'000};   // the client's
   static constexpr std::chrono::milliseconds kDefaultRequestTimeout{600'000};  // http_timeout
   static constexpr std::chrono::milliseconds kDefaultDeadline{1'800'000};
   static constexpr uint64_t kDefaultMaxAnswerBytes = uint64_t{16} << 20;

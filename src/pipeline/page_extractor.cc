@@ -117,6 +117,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
     }
     engine::GenerationResult result = WaitUnlessCancelled(*handle, options.cancel);
     out.generated_tokens += result.usage.completion_tokens;
+    out.request_retries += result.retries;
     AddRequestTimings(result, out.timings);
     if (Usable(result)) {
       if (layout_key) options.cache->Put(*layout_key, result.text);
@@ -132,6 +133,7 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
   }
   if (layout->finish_reason == engine::FinishReason::kLength) {
     out.warnings.push_back("layout output truncated at the token limit");
+    out.truncated.push_back({-1, std::nullopt, "layout"});
   }
   out.timings.layout_wall = Since(layout_start);
   out.layout_output = layout->text;
@@ -188,8 +190,13 @@ Result<PageExtraction> ExtractPage(Generator& generator, const image::RgbImage& 
       if (p.handle) {
         engine::GenerationResult result = WaitUnlessCancelled(*p.handle, options.cancel);
         out.generated_tokens += result.usage.completion_tokens;
+        out.request_retries += result.retries;
         AddRequestTimings(result, out.timings);
         if (Usable(result)) {
+          if (result.finish_reason == engine::FinishReason::kLength) {
+            out.truncated.push_back(
+                {-1, p.request.block, std::string(BlockTypeName(blocks[p.request.block].type))});
+          }
           if (p.cache_key) options.cache->Put(*p.cache_key, result.text);
           blocks[p.request.block].content = result.text;
           continue;

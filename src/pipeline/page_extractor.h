@@ -77,6 +77,14 @@ struct ExtractTimings {
   }
 };
 
+// A request whose answer was cut at the token limit (finish_reason "length"): kept, as MinerU
+// keeps it, and named in the report.
+struct TruncatedRequest {
+  int page_idx = -1;            // set by the document (ExtractPage does not know it)
+  std::optional<size_t> block;  // the block's index in the layout answer; none: the layout
+  std::string type;             // the block's type name, or "layout"
+};
+
 struct PageExtraction {
   std::string layout_output;         // the layout step's raw answer
   std::vector<ContentBlock> blocks;  // post-processed, in reading order
@@ -85,6 +93,8 @@ struct PageExtraction {
   int64_t cached_requests = 0;  // layout and recognition answers taken from options.cache
   int64_t failed_blocks = 0;    // blocks left without content after every attempt
   int64_t generated_tokens = 0;
+  int64_t request_retries = 0;  // a remote generator's retries (GenerationResult::retries)
+  std::vector<TruncatedRequest> truncated;
   ExtractTimings timings;
 };
 

@@ -37,9 +37,9 @@ bool IsRetryableStatus(long status);
 // A Retry-After header value as a wait from `now`: delta-seconds ("120") or an IMF-fixdate
 // ("Wed, 21 Oct 2026 07:28:00 GMT"); nullopt when absent, malformed, zero or in the past (the
 // backoff applies then). Never more than `cap`.
-std::optional<std::chrono::milliseconds> ParseRetryAfter(
-    std::string_view value, std::chrono::system_clock::time_point now,
-    std::chrono::milliseconds cap);
+std::optional<std::chrono::milliseconds> ParseRetryAfter(std::string_view value,
+                                                         std::chrono::system_clock::time_point now,
+                                                         std::chrono::milliseconds cap);
 
 // The wait before retry `retry` (1-based) without a Retry-After: uniform in
 // [0, backoff_base * 2^retry), the exponent capped so the bound cannot overflow.

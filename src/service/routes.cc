@@ -39,9 +39,9 @@ void AddHealthRoutes(HttpServer& server) {
       kProbe);
 }
 
-void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
+void AddServiceRoutes(HttpServer& server, engine::Engine* engine, jobs::TaskManager& tasks,
                       ServiceMetrics& metrics, const RouteOptions& options) {
-  metrics.SetEngineStats([&engine] { return engine.Stats(); });
+  if (engine != nullptr) metrics.SetEngineStats([engine] { return engine->Stats(); });
   metrics.SetTaskGauges([&tasks] {
     const jobs::TaskCounts c = tasks.Counts();
     return std::pair<int64_t, int64_t>(c.pending, c.processing);
@@ -50,7 +50,7 @@ void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskMana
   // Chat answers share the task manager's block cache (and its Redis tier) when it has one.
   openai.cache = tasks.request_cache();
   openai.on_cache_lookup = [&metrics](bool hit) { metrics.ObserveCache("chat", hit); };
-  AddOpenAiRoutes(server, engine, openai);
+  if (engine != nullptr) AddOpenAiRoutes(server, *engine, openai);
   DocumentApiOptions document;
   document.metrics = &metrics;
   document.multipart = options.multipart;

@@ -38,8 +38,10 @@ struct RouteOptions {
 void AddHealthRoutes(HttpServer& server);
 
 // `engine`, `tasks`, `metrics` and `server` must outlive the server's serving. Also points the
-// metrics' scrape-time gauges at the engine and the task manager.
-void AddServiceRoutes(HttpServer& server, engine::Engine& engine, jobs::TaskManager& tasks,
+// metrics' scrape-time gauges at the engine and the task manager. Without an engine (documents
+// go to a model server: `serve --model-server`), the OpenAI routes are not served: the model
+// server itself answers chat requests.
+void AddServiceRoutes(HttpServer& server, engine::Engine* engine, jobs::TaskManager& tasks,
                       ServiceMetrics& metrics, const RouteOptions& options);
 
 }  // namespace mineru::service

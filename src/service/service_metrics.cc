@@ -98,6 +98,13 @@ ServiceMetrics::ServiceMetrics()
                                      "encoding (the shared vision passes).",
                                      Buckets(kLatencyBucketsSeconds))
                        .With({})),
+      model_server_seconds_(
+          registry_
+              .AddHistogram("mineru_model_server_request_seconds",
+                            "Requests to the model server (--model-server): submission to "
+                            "answer or failure, every retry included.",
+                            Buckets(kLatencyBucketsSeconds))
+              .With({})),
       pages_(registry_.AddCounter("mineru_pages", "Document pages processed.").With({})),
       page_seconds_(registry_
                         .AddHistogram("mineru_page_seconds", "Time to process one page.",
@@ -180,6 +187,39 @@ ServiceMetrics::ServiceMetrics()
                           return One(token_rate_);
                         });
 
+  // The model server (--model-server), from the snapshot Render takes.
+  using R = pipeline::RemoteGeneratorStats;
+  auto remote = [&](const char* name, const char* help, MetricType type, double (*read)(const R&)) {
+    registry_.AddCallback(name, help, type, {}, [this, read]() -> std::vector<CallbackSample> {
+      if (!model_server_snapshot_) return {};
+      return One(read(*model_server_snapshot_));
+    });
+  };
+  remote("mineru_model_server_attempts",
+         "HTTP attempts sent to the model server, retries included.", MetricType::kCounter,
+         [](const R& s) { return static_cast<double>(s.attempts); });
+  remote("mineru_model_server_retries",
+         "Attempts after a request's first (transport failures, "
+         "429 and 5xx).",
+         MetricType::kCounter, [](const R& s) { return static_cast<double>(s.retries); });
+  remote("mineru_model_server_requests_in_flight", "Requests the model server is answering now.",
+         MetricType::kGauge, [](const R& s) { return static_cast<double>(s.in_flight); });
+  remote("mineru_model_server_requests_waiting",
+         "Requests waiting for a connection slot (--model-server-concurrency) or a retry.",
+         MetricType::kGauge, [](const R& s) { return static_cast<double>(s.waiting); });
+  registry_.AddCallback("mineru_model_server_requests",
+                        "Model server requests finished, by outcome.", MetricType::kCounter,
+                        {"outcome"}, [this]() {
+                          std::vector<CallbackSample> out;
+                          if (!model_server_snapshot_) return out;
+                          const R& s = *model_server_snapshot_;
+                          out.push_back({{"ok"}, static_cast<double>(s.succeeded - s.truncated)});
+                          out.push_back({{"truncated"}, static_cast<double>(s.truncated)});
+                          out.push_back({{"failed"}, static_cast<double>(s.failed)});
+                          out.push_back({{"cancelled"}, static_cast<double>(s.cancelled)});
+                          return out;
+                        });
+
   // Task queue.
   registry_.AddCallback("mineru_tasks_queued", "Document tasks waiting to be processed.",
                         MetricType::kGauge, {}, [this]() -> std::vector<CallbackSample> {
@@ -247,6 +287,15 @@ void ServiceMetrics::ObserveEngineRequest(const engine::GenerationResult& result
   }
 }
 
+void ServiceMetrics::SetModelServerStats(std::function<pipeline::RemoteGeneratorStats()> stats) {
+  std::lock_guard lock(scrape_mu_);
+  model_server_stats_ = std::move(stats);
+}
+
+void ServiceMetrics::ObserveModelServerRequest(const pipeline::RemoteRequestRecord& record) {
+  model_server_seconds_.Observe(record.seconds);
+}
+
 void ServiceMetrics::ObservePage(double seconds) {
   pages_.Inc();
   page_seconds_.Observe(seconds);
@@ -276,6 +325,7 @@ std::string ServiceMetrics::Render() {
   std::lock_guard lock(scrape_mu_);
   engine_snapshot_.reset();
   task_snapshot_.reset();
+  model_server_snapshot_.reset();
   // A failing source leaves its series out of this scrape.
   try {
     if (engine_stats_) engine_snapshot_ = engine_stats_();
@@ -283,6 +333,10 @@ std::string ServiceMetrics::Render() {
   }
   try {
     if (task_counts_) task_snapshot_ = task_counts_();
+  } catch (...) {
+  }
+  try {
+    if (model_server_stats_) model_server_snapshot_ = model_server_stats_();
   } catch (...) {
   }
   if (engine_snapshot_) {

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "engine/engine.h"
+#include "pipeline/remote_generator.h"
 #include "service/http_server.h"
 #include "service/metrics.h"
 
@@ -83,6 +84,12 @@ class ServiceMetrics {
   // Per finished request (EngineOptions::on_request_finished): the latency histograms.
   void ObserveEngineRequest(const engine::GenerationResult& result);
 
+  // The model server behind --model-server (pipeline/remote_generator.h): counters and gauges
+  // read from `stats` at each scrape (absent until set), and the latency histogram per finished
+  // request (RemoteGeneratorOptions::on_request_finished).
+  void SetModelServerStats(std::function<pipeline::RemoteGeneratorStats()> stats);
+  void ObserveModelServerRequest(const pipeline::RemoteRequestRecord& record);
+
   // Documents.
   void ObservePage(double seconds);
   void ObserveTask(std::string_view final_status, double seconds);
@@ -112,6 +119,8 @@ class ServiceMetrics {
   metrics::Histogram& prefill_time_;
   metrics::Histogram& decode_time_;
   metrics::Histogram& vision_time_;
+  // Model server requests.
+  metrics::Histogram& model_server_seconds_;
   // Documents.
   metrics::Counter& pages_;
   metrics::Histogram& page_seconds_;
@@ -125,6 +134,8 @@ class ServiceMetrics {
   std::function<engine::EngineStats()> engine_stats_;
   std::function<std::pair<int64_t, int64_t>()> task_counts_;
   std::optional<engine::EngineStats> engine_snapshot_;
+  std::function<pipeline::RemoteGeneratorStats()> model_server_stats_;
+  std::optional<pipeline::RemoteGeneratorStats> model_server_snapshot_;
   std::optional<std::pair<int64_t, int64_t>> task_snapshot_;
   double token_rate_ = 0;
   WindowedRate token_rate_window_{kTokenRateWindow};

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   service::HttpServer server;
   service::RouteOptions routes;
   routes.openai.model_id = "tiny-mineru";
-  service::AddServiceRoutes(server, **engine, **tasks, metrics, routes);
+  service::AddServiceRoutes(server, engine->get(), **tasks, metrics, routes);
   service::ServerOptions options;
   options.port = 0;
   options.handler_threads = 16;
