@@ -346,7 +346,15 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.error = std::move(error);
   result.ids = seq->output;
   if (tokenizer_) {
-    auto text = tokenizer_->Decode(result.ids, /*skip_special=*/false);
+    // Ids without a token (the embedding rows past the vocabulary) are dropped, as Hugging Face
+    // tokenizers' decode drops them and as the chat API's text does (service/chat_text.h):
+    // without this one such id emptied the whole text.
+    std::vector<int32_t> known;
+    known.reserve(result.ids.size());
+    for (int32_t id : result.ids) {
+      if (tokenizer_->IdToToken(id)) known.push_back(id);
+    }
+    auto text = tokenizer_->Decode(known, /*skip_special=*/false);
     if (text) result.text = std::move(*text);
   }
   result.usage.prompt_tokens = static_cast<int64_t>(seq->prompt.size());

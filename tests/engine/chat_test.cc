@@ -82,5 +82,46 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   EXPECT_EQ(a.text, b.text);
 }
 
+// An output id without a token (the tiny model's embedding has rows past the tokenizer's ids,
+// as the real one has 151,936 rows for about 151,665 tokens) is dropped from the text, as Hugging
+// Face tokenizers' decode drops it; it used to empty the whole text, so that a block whose answer
+// held one such id came out blank in process while a model server answered it.
+TEST(EngineChatTest, IdsWithoutATokenAreDroppedFromTheText) {
+  const std::string dir = testing_support::TestDir() + "/model";
+  ThreadPool pool(2);
+  model::RandomCheckpointOptions checkpoint_options;
+  checkpoint_options.seed = 11;
+  checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
+  ASSERT_TRUE(
+      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options));
+  auto loaded = model::Model::Load(dir);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  EngineOptions options;
+  options.threads = 2;
+  options.kv_cache_bytes = int64_t{32} << 20;
+  auto engine =
+      Engine::Create(std::shared_ptr<const model::Model>(std::move(*loaded)), dir, options);
+  ASSERT_TRUE(engine) << engine.error().ToString();
+  const text::Tokenizer& tokenizer = *(*engine)->tokenizer();
+  constexpr int32_t kNoToken = 151900;  // past the Qwen2 tokenizer's last id, inside the vocab
+  ASSERT_FALSE(tokenizer.IdToToken(kNoToken));
+  auto hello = tokenizer.Encode("Hello");
+  ASSERT_TRUE(hello && hello->size() == 1);
+
+  // The biased id first; then, as no_repeat_ngram_size 1 bans every id already produced, the
+  // next bias wins: the output is [kNoToken, Hello].
+  Request request;
+  request.messages = {{"user", {text::ChatPart::Text("hi")}}};
+  request.sampling.logit_bias = {{kNoToken, 100.0f}, {(*hello)[0], 90.0f}};
+  request.sampling.no_repeat_ngram_size = 1;
+  request.max_new_tokens = 2;
+  request.stop_ids = std::vector<int32_t>{};
+  auto handle = (*engine)->Submit(std::move(request));
+  ASSERT_TRUE(handle) << handle.error().ToString();
+  const GenerationResult& result = handle->Wait();
+  ASSERT_EQ(result.ids, (std::vector<int32_t>{kNoToken, (*hello)[0]}));
+  EXPECT_EQ(result.text, "Hello");
+}
+
 }  // namespace
 }  // namespace mineru::engine
