@@ -137,7 +137,12 @@ class RemoteGenerator::Impl {
       }
       if (stopping_.load()) break;
       const Clock::time_point now = Clock::now();
-      Sweep(now);
+      // Cancellations and deadlines are looked at a few times per poll interval, not on every
+      // network event (the sweep visits every request).
+      if (now - last_sweep_ >= kCancelPollInterval / 2) {
+        Sweep(now);
+        last_sweep_ = now;
+      }
       while (!delayed_.empty() && delayed_.begin()->first <= now) {
         auto node = delayed_.extract(delayed_.begin());
         const Key key{node.mapped()->priority, node.mapped()->seq};
@@ -150,6 +155,7 @@ class RemoteGenerator::Impl {
       int still_running = 0;
       curl_multi_perform(multi_, &still_running);
       int queued = 0;
+      bool completed = false;
       while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
         if (msg->msg != CURLMSG_DONE) continue;
         auto it = running_.find(msg->easy_handle);
@@ -158,7 +164,10 @@ class RemoteGenerator::Impl {
         running_.erase(it);
         curl_multi_remove_handle(multi_, job->transfer->easy());
         Completed(std::move(job), msg->data.result);
+        completed = true;
       }
+      // A finished transfer freed a slot: start the next request now, not after the poll.
+      if (completed && !ready_.empty()) continue;
       // Wake for network activity, Submit (curl_multi_wakeup), the next retry, or the next
       // look at cancellations and deadlines.
       milliseconds wait = kCancelPollInterval;
@@ -394,6 +403,7 @@ class RemoteGenerator::Impl {
   CURLM* const multi_;
   std::atomic<bool> stopping_{false};
   std::mt19937_64 rng_;
+  Clock::time_point last_sweep_;
 
   mutable std::mutex mutex_;  // guards incoming_, next_seq_, stats_
   std::vector<std::unique_ptr<Job>> incoming_;

@@ -31,10 +31,12 @@ constexpr char kErrorPrefix[] = "mineru-cpp: error: ";
 // Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
 // same under ctest (which sets it) and when the test binary is started by hand. The slowest run
 // here takes well under a second, so the default timeout only catches a hang.
-CliResult RunCli(const std::vector<std::string>& args) {
+CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
   std::vector<std::string> argv{kBinary};
   argv.insert(argv.end(), args.begin(), args.end());
-  return ::mineru::testing_support::RunProcess(argv, {"MINERU_THREADS=2"});
+  std::vector<std::string> env{"MINERU_THREADS=2"};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return ::mineru::testing_support::RunProcess(argv, env);
 }
 
 // The process ended by itself (no signal) with this exit code.

@@ -42,8 +42,10 @@ using ::mineru::testing_support::TestDir;
 using ::mineru::testing_support::WriteFile;
 
 // Runs mineru-cpp with exactly these arguments. MINERU_THREADS=2 keeps the runs small and the
-// same under ctest (which sets it) and when the test binary is started by hand.
-CliResult RunCli(const std::vector<std::string>& args);
+// same under ctest (which sets it) and when the test binary is started by hand; `extra_env`
+// ("NAME=value") is added after it.
+CliResult RunCli(const std::vector<std::string>& args,
+                 const std::vector<std::string>& extra_env = {});
 
 // The command, how it ended and (the start of) its output, for failure messages. A
 // using-declaration rather than an overload of its own: argument-dependent lookup finds the

@@ -193,6 +193,33 @@ TEST_F(ModelServerCliTest, AnUnreachableOrWrongServerIsAClearError) {
   EXPECT_EQ(server.Stop(), 0) << server.log();
 }
 
+// A model server behind an API key: refused without it (the 401 named), accepted with
+// --model-server-api-key and with $MINERU_VL_API_KEY (MinerU's client reads the same variable).
+TEST_F(ModelServerCliTest, TheApiKeyComesFromTheFlagOrTheEnvironment) {
+  ServeProcess server({"--model", *tiny_, "--api-key", "model-server-key"});
+  ASSERT_FALSE(server.url().empty()) << server.log();
+  const std::string out = testing::TestDir() + "/out";
+  const std::vector<std::string> parse = {"parse",
+                                          kCorpus + "/mineru_demo1.pdf",
+                                          "-o",
+                                          out,
+                                          "-e",
+                                          "0",
+                                          "--max-tokens",
+                                          "8",
+                                          "--model-server",
+                                          server.url()};
+  std::vector<std::string> with_flag = parse;
+  with_flag.insert(with_flag.end(), {"--model-server-api-key", "model-server-key"});
+  const CliResult refused = RunCli(parse, {"MINERU_VL_API_KEY="});
+  EXPECT_TRUE(testing::FailedWith(refused, {"/v1/models", "HTTP 401"})) << Describe(refused);
+  const CliResult flag = RunCli(with_flag);
+  EXPECT_TRUE(Succeeded(flag)) << Describe(flag);
+  const CliResult env = RunCli(parse, {"MINERU_VL_API_KEY=model-server-key"});
+  EXPECT_TRUE(Succeeded(env)) << Describe(env);
+  EXPECT_EQ(server.Stop(), 0) << server.log();
+}
+
 TEST_F(ModelServerCliTest, ServeWithAModelServerParsesAsServeWithTheWeights) {
   ServeProcess model_server({"--model", *tiny_});
   ASSERT_FALSE(model_server.url().empty()) << model_server.log();

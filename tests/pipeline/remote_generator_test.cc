@@ -148,6 +148,31 @@ TEST_F(RemoteGeneratorTest, AnswerOverTheByteLimitFailsWithoutRetry) {
   EXPECT_EQ(stub_.ChatRequests(), 1);
 }
 
+// The boundary of max_answer_bytes (--model-server-max-answer-bytes): an answer of exactly the
+// limit is read, one byte more fails naming the flag.
+TEST_F(RemoteGeneratorTest, AnswerOfExactlyTheByteLimitIsReadAndOneMoreIsNot) {
+  const std::string body = R"({"choices": [{"finish_reason": "stop", "message": {"content": ")" +
+                           std::string(1000, 'y') + R"("}}]})";
+  const Json action{{"do", "status"}, {"status", 200}, {"body", body}};
+  ASSERT_TRUE(StartStub(Json::array({action}).dump())) << kStubDidNotStart;
+  for (const uint64_t limit : {uint64_t{body.size()}, uint64_t{body.size() - 1}}) {
+    RemoteGeneratorOptions options = Options();
+    options.server.max_answer_bytes = limit;
+    auto generator = Make(options);
+    ASSERT_NE(generator, nullptr);
+    const engine::GenerationResult result = Generate(*generator, CropRequest("x"));
+    if (limit == body.size()) {
+      EXPECT_EQ(result.finish_reason, FinishReason::kStop) << result.error;
+      EXPECT_EQ(result.text, std::string(1000, 'y'));
+    } else {
+      EXPECT_EQ(result.finish_reason, FinishReason::kError);
+      EXPECT_NE(result.error.find("--model-server-max-answer-bytes"), std::string::npos)
+          << result.error;
+      EXPECT_EQ(result.retries, 0);
+    }
+  }
+}
+
 // TV-45: the body MinerU's http client posts, key for key and in its order.
 TEST_F(RemoteGeneratorTest, PostsTheClientsBodyWithTheBearerKey) {
   ASSERT_TRUE(StartStub(R"([{"do": "answer"}])")) << kStubDidNotStart;
