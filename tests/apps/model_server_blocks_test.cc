@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "engine/engine.h"
 #include "engine/handle.h"
 #include "model/model.h"
+#include "output_trees.h"
 #include "pipeline/block_requests.h"
 #include "pipeline/document.h"
 #include "pipeline/remote_generator.h"
@@ -28,10 +28,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CliResult;
+using testing::CorpusPdfs;
 using testing::Describe;
 using testing::RunCli;
 using testing::ServeProcess;
 using testing::Succeeded;
+using testing::TreeDifferences;
 
 const std::string kCorpus = std::string(MINERU_TEST_DATA_DIR) + "/corpus";
 
@@ -69,44 +71,6 @@ class ScriptedLayout final : public pipeline::Generator {
  private:
   pipeline::Generator& inner_;
 };
-
-std::vector<std::string> CorpusPdfs() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(kCorpus)) {
-    if (entry.path().extension() == ".pdf") out.push_back(entry.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string Comparable(const fs::path& path) {
-  std::string bytes = testing::ReadFile(path.string());
-  if (path.string().ends_with("_layout.pdf")) {
-    static const std::regex kDate(R"(/CreationDate \(D:[0-9Z+'\-]*\))");
-    bytes = std::regex_replace(bytes, kDate, "/CreationDate ()");
-  }
-  return bytes;
-}
-
-std::vector<std::string> TreeDifferences(const fs::path& a, const fs::path& b) {
-  std::vector<std::string> out;
-  auto files = [](const fs::path& root) {
-    std::vector<fs::path> list;
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file()) list.push_back(fs::relative(e.path(), root));
-    }
-    std::sort(list.begin(), list.end());
-    return list;
-  };
-  const std::vector<fs::path> fa = files(a), fb = files(b);
-  if (fa != fb) out.push_back("different file lists");
-  for (const fs::path& rel : fa) {
-    if (fs::exists(b / rel) && Comparable(a / rel) != Comparable(b / rel)) {
-      out.push_back(rel.string());
-    }
-  }
-  return out;
-}
 
 struct Totals {
   int64_t requests = 0;

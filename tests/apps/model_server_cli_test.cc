@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "../support/subprocess.h"
 #include "base/json.h"
 #include "cli_test_util.h"
+#include "output_trees.h"
 #include "serve_process.h"
 
 namespace mineru::apps {
@@ -27,54 +27,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CliResult;
+using testing::CorpusPdfs;
 using testing::Describe;
 using testing::RunCli;
 using testing::ServeProcess;
 using testing::Succeeded;
+using testing::TreeDifferences;
 
 const std::string kCorpus = std::string(MINERU_TEST_DATA_DIR) + "/corpus";
 const std::string kClient = std::string(MINERU_SOURCE_DIR) + "/tests/apps/celery_client.py";
-
-// The corpus PDFs, sorted.
-std::vector<std::string> CorpusPdfs() {
-  std::vector<std::string> out;
-  for (const auto& entry : fs::directory_iterator(kCorpus)) {
-    if (entry.path().extension() == ".pdf") out.push_back(entry.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// A file's bytes as compared: the layout PDF's /CreationDate is the time it was written.
-std::string Comparable(const fs::path& path) {
-  std::string bytes = testing::ReadFile(path.string());
-  if (path.string().ends_with("_layout.pdf")) {
-    static const std::regex kDate(R"(/CreationDate \(D:[0-9Z+'\-]*\))");
-    bytes = std::regex_replace(bytes, kDate, "/CreationDate ()");
-  }
-  return bytes;
-}
-
-// Every file under `a` has a twin under `b` with the same bytes, and no file is missing from
-// either; returns the differences.
-std::vector<std::string> TreeDifferences(const fs::path& a, const fs::path& b) {
-  std::vector<std::string> out;
-  auto files = [](const fs::path& root) {
-    std::vector<fs::path> list;
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file()) list.push_back(fs::relative(e.path(), root));
-    }
-    std::sort(list.begin(), list.end());
-    return list;
-  };
-  const std::vector<fs::path> fa = files(a), fb = files(b);
-  if (fa != fb) out.push_back("different file lists");
-  for (const fs::path& rel : fa) {
-    if (!fs::exists(b / rel)) continue;
-    if (Comparable(a / rel) != Comparable(b / rel)) out.push_back(rel.string());
-  }
-  return out;
-}
 
 Json ReadJson(const std::string& path) {
   return Json::parse(testing::ReadFile(path), nullptr, /*allow_exceptions=*/false);
