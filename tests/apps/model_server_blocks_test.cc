@@ -35,7 +35,6 @@ using testing::ServeProcess;
 using testing::Succeeded;
 using testing::TreeDifferences;
 
-const std::string kCorpus = std::string(MINERU_TEST_DATA_DIR) + "/corpus";
 
 constexpr char kLayout[] =
     "<|box_start|>080 040 920 090<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
