@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "engine/request.h"
+#include "engine/sampling.h"
 #include "image/image.h"
 #include "model_server_stub.h"
 #include "pipeline/remote_generator.h"
@@ -43,17 +44,7 @@ inline image::RgbImage TestCrop(int64_t width = 20, int64_t height = 12) {
 
 // MinerU's sampling for a block request (temperature 0, top_p 0.01, top_k 1, presence 1.0,
 // frequency 0.005, repetition 1.0, no-repeat n-gram 100).
-inline engine::SamplingParams MineruSampling() {
-  engine::SamplingParams sampling;
-  sampling.temperature = 0.0f;
-  sampling.top_p = 0.01f;
-  sampling.top_k = 1;
-  sampling.presence_penalty = 1.0f;
-  sampling.frequency_penalty = 0.005f;
-  sampling.repetition_penalty = 1.0f;
-  sampling.no_repeat_ngram_size = 100;
-  return sampling;
-}
+inline engine::SamplingParams MineruSampling() { return engine::MineruTableSampling(); }
 
 // A block request: the user turn holds the crop, then `prompt`.
 inline engine::Request CropRequest(std::string prompt, int32_t priority = 0) {
