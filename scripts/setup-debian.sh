@@ -30,6 +30,7 @@ packages=(
                                        # runtimes are in libclang-rt-14-dev, llvm-symbolizer in llvm-14
   libbenchmark-dev    # kernel micro-benchmarks
   python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema
+  openssl             # a self-signed certificate for the HTTPS model server test
   python3-celery python3-redis  # Celery interop: fixtures and the live round trip (tests/jobs/celery_fixtures.py)
   chromium            # the web UI's browser test (tests/webui/e2e.mjs)
 )

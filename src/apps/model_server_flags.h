@@ -23,6 +23,7 @@ struct ModelServerFlags {
   std::string url;
   std::string model;
   std::string api_key;
+  std::string ca_file;
   int concurrency = Server::kDefaultConcurrency;
   double timeout_s = std::chrono::duration<double>(Server::kDefaultRequestTimeout).count();
   double connect_timeout_s = std::chrono::duration<double>(Server::kDefaultConnectTimeout).count();
@@ -48,6 +49,11 @@ struct ModelServerFlags {
     group->add_option(
         "--model-server-api-key", api_key,
         std::string("Bearer token for the model server (default: $") + kModelServerApiKeyEnv + ")");
+    group
+        ->add_option("--model-server-ca-file", ca_file,
+                     "PEM certificate authorities for an https:// model server (default: the "
+                     "system's)")
+        ->check(CLI::ExistingFile);
     group
         ->add_option("--model-server-concurrency", concurrency,
                      "Model requests in flight at once, over every document of the process")
@@ -91,6 +97,7 @@ struct ModelServerFlags {
     if (out.api_key.empty()) {
       if (const char* env = std::getenv(kModelServerApiKeyEnv); env != nullptr) out.api_key = env;
     }
+    out.ca_file = ca_file;
     out.concurrency = concurrency;
     out.request_timeout = ms(timeout_s);
     out.connect_timeout = ms(connect_timeout_s);

@@ -34,6 +34,9 @@ struct ModelServerOptions {
   std::string url;      // the server's base URL (see above)
   std::string model;    // the served model id every request names
   std::string api_key;  // sent as "Authorization: Bearer KEY"; empty: none
+  // PEM file of the certificate authorities an https:// server's certificate is checked
+  // against; empty: the system's store. The check itself is never turned off.
+  std::string ca_file;
   // Requests in flight at once, over every document of the process; more wait their turn
   // (lower engine::Request::priority first, then in order of submission).
   int concurrency = kDefaultConcurrency;

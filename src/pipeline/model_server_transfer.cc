@@ -87,6 +87,7 @@ Result<std::unique_ptr<ModelServerTransfer>> ModelServerTransfer::Make(
                    static_cast<long>(std::max<int64_t>(1, options.connect_timeout.count())));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
   curl_easy_setopt(h, CURLOPT_USERAGENT, "mineru-cpp");
+  if (!options.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &ModelServerTransfer::Write);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, t.get());
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &ModelServerTransfer::Header);

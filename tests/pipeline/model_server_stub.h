@@ -3,7 +3,8 @@
 // serve`), for the tests of the remote generator: Python's http.server (/usr/bin/python3,
 // standard library only, ThreadingHTTPServer, HTTP/1.1 keep-alive) on 127.0.0.1, on a port it
 // picks itself and reports through a file, or on the port of an earlier run (Restart: the
-// listening socket sets SO_REUSEADDR, so the port is free again at once).
+// listening socket sets SO_REUSEADDR, so the port is free again at once); HTTPS when started
+// with a certificate.
 //
 // POST /v1/chat/completions answers by a script: a JSON list of actions, taken one per request
 // in order of arrival, the last one repeating (an empty list: answer "{prompt}"). An action is
@@ -82,9 +83,10 @@ extern char** environ;
 namespace mineru::testing_support {
 
 inline constexpr char kModelServerStubScript[] = R"PY(
-import http.server, json, os, socket, struct, sys, threading, time
+import http.server, json, os, socket, ssl, struct, sys, threading, time
 
 state_dir, port_file, wanted_port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tls_pem = sys.argv[4] if len(sys.argv) > 4 else ""  # certificate and key: serve https
 with open(os.path.join(state_dir, "script.json")) as f:
     script = json.load(f)
 with open(os.path.join(state_dir, "models.json")) as f:
@@ -307,6 +309,10 @@ for attempt in range(200):
         if wanted_port == 0 or attempt == 199:
             raise
         time.sleep(0.05)
+if tls_pem:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls_pem)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 with open(port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
 os.rename(port_file + ".tmp", port_file)
@@ -346,10 +352,13 @@ class ModelServerStub {
   ModelServerStub& operator=(const ModelServerStub&) = delete;
 
   // Starts the stub on a fresh port with `script` (a JSON list of actions) and `models` (the
-  // /v1/models value); false when it did not come up.
-  bool Start(std::string_view script, std::string_view models = kDefaultModels) {
+  // /v1/models value); false when it did not come up. With `tls_pem` (a PEM file holding a
+  // certificate and its key) it speaks HTTPS, and the control paths below do not answer.
+  bool Start(std::string_view script, std::string_view models = kDefaultModels,
+             std::string tls_pem = "") {
     namespace fs = std::filesystem;
     Stop();
+    tls_pem_ = std::move(tls_pem);
     static int started = 0;  // several stubs in one test process get their own folders
     dir_ = ScratchRoot() + "/model-server-stub-" + std::to_string(++started);
     fs::create_directories(dir_);
@@ -474,6 +483,7 @@ class ModelServerStub {
     fs::remove(port_file);
     std::vector<std::string> args = {"/usr/bin/python3", dir_ + "/server.py", dir_, port_file,
                                      std::to_string(port_)};
+    if (!tls_pem_.empty()) args.push_back(tls_pem_);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -500,6 +510,7 @@ class ModelServerStub {
   }
 
   std::string dir_;
+  std::string tls_pem_;  // serving https with this certificate and key (control paths: none)
   pid_t pid_ = 0;
   int port_ = 0;
 };

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/subprocess.h"
 #include "image/data_url.h"
 #include "image/decode.h"
 #include "remote_generator_fixture.h"
@@ -168,6 +169,40 @@ TEST_F(RemoteGeneratorTest, AnswerOfExactlyTheByteLimitIsReadAndOneMoreIsNot) {
       EXPECT_EQ(result.finish_reason, FinishReason::kError);
       EXPECT_NE(result.error.find("--model-server-max-answer-bytes"), std::string::npos)
           << result.error;
+      EXPECT_EQ(result.retries, 0);
+    }
+  }
+}
+
+// HTTPS: a server whose certificate the given authorities sign is answered; without them (the
+// system's store does not know this self-signed one) the request fails at once, not retried.
+TEST_F(RemoteGeneratorTest, HttpsServerIsCheckedAgainstTheGivenAuthorities) {
+  const std::string dir = testing_support::TestDir();
+  const std::string pem = dir + "/server.pem";
+  const testing_support::ProcessResult made = testing_support::RunProcess(
+      {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+       "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", dir + "/key.pem",
+       "-out", dir + "/cert.pem"});
+  ASSERT_TRUE(made.exited && made.exit_code == 0) << testing_support::Describe(made);
+  testing_support::WriteFile(pem, testing_support::ReadFile(dir + "/cert.pem") +
+                                      testing_support::ReadFile(dir + "/key.pem"));
+  ASSERT_TRUE(stub_.Start(R"([{"do": "answer", "content": "over tls"}])",
+                          ModelServerStub::kDefaultModels, pem))
+      << kStubDidNotStart;
+  for (const bool trusted : {true, false}) {
+    SCOPED_TRACE(trusted);
+    RemoteGeneratorOptions options = Options();
+    options.server.url = "https://127.0.0.1:" + std::to_string(stub_.port());
+    if (trusted) options.server.ca_file = dir + "/cert.pem";
+    auto generator = Make(options);
+    ASSERT_NE(generator, nullptr);
+    const engine::GenerationResult result = Generate(*generator, CropRequest("x"));
+    if (trusted) {
+      EXPECT_EQ(result.finish_reason, FinishReason::kStop) << result.error;
+      EXPECT_EQ(result.text, "over tls");
+    } else {
+      EXPECT_EQ(result.finish_reason, FinishReason::kError);
+      EXPECT_NE(result.error.find("certificate"), std::string::npos) << result.error;
       EXPECT_EQ(result.retries, 0);
     }
   }
