@@ -9,8 +9,9 @@
 #
 #   overhead = encode + (client HTTP - server engine time) + answer
 #
-# Then checks that both runs wrote the same bytes (every output file; the layout PDF up to its
-# /CreationDate) and prints "outputs identical" or the files that differ (exit 1).
+# and the CPU seconds per page of each way (the parse with its render helper; serve while it
+# answered). Then checks that both runs wrote the same bytes (every output file; the layout PDF
+# up to its /CreationDate) and prints "outputs identical" or the files that differ (exit 1).
 # docs/PERFORMANCE.md "In front of a model server".
 #
 #   scripts/bench-model-server.sh                  # both profiles, every corpus PDF
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --max-tokens) max_tokens="$2"; shift 2 ;;
     --end) end_page="$2"; shift 2 ;;
     --configs) configs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -86,6 +87,11 @@ if [ -n "$end_page" ]; then range=(-e "$end_page"); fi
 pages_per_second() { sed -n 's/^parsed .*(\([0-9.]*\) pages\/s.*/\1/p' "$1"; }
 pages_parsed() { sed -n 's/^parsed [0-9]* document(s), \([0-9]*\) page(s).*/\1/p' "$1"; }
 
+# CPU seconds (user + system) a running process has used so far.
+cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
 # One sample of a /metrics text: the value of the line whose name and labels start with `$2`.
 metric() { awk -v key="$2" 'index($0, key) == 1 { print $NF; exit }' "$1"; }
 
@@ -123,9 +129,12 @@ for config in $configs; do
       --tokenizer-source "$tokenizer" >/dev/null
   fi
 
-  # In process. No --profile: the checkpoint's files say which.
-  "$bin" --threads "$threads" parse "${pdfs[@]}" "${range[@]}" -o "$out_local" \
-    --model "$model" --max-tokens "$max_tokens" 2>"$work/local-$config.log" || {
+  # In process. No --profile: the checkpoint's files say which. `time` reports the CPU seconds
+  # of the parse and its render helper.
+  TIMEFORMAT='%U %S'
+  { time "$bin" --threads "$threads" parse "${pdfs[@]}" "${range[@]}" -o "$out_local" \
+      --model "$model" --max-tokens "$max_tokens" 2>"$work/local-$config.log"; } \
+    2>"$work/local-$config.cpu" || {
     echo "in-process parse failed:" >&2
     tail -5 "$work/local-$config.log" >&2
     exit 1
@@ -146,13 +155,16 @@ for config in $configs; do
   done
 
   # In front of it. No --profile: the server's /v1/models says which.
-  "$bin" --threads "$threads" parse "${pdfs[@]}" "${range[@]}" -o "$out_remote" \
-    --model-server "http://127.0.0.1:$port" --max-tokens "$max_tokens" \
-    2>"$work/remote-$config.log" || {
+  server_cpu_before=$(cpu_seconds "$server_pid")
+  { time "$bin" --threads "$threads" parse "${pdfs[@]}" "${range[@]}" -o "$out_remote" \
+      --model-server "http://127.0.0.1:$port" --max-tokens "$max_tokens" \
+      2>"$work/remote-$config.log"; } 2>"$work/remote-$config.cpu" || {
     echo "parse --model-server failed:" >&2
     tail -5 "$work/remote-$config.log" >&2
     exit 1
   }
+  server_cpu=$(awk -v a="$server_cpu_before" -v b="$(cpu_seconds "$server_pid")" \
+    'BEGIN { print b - a }')
   curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics-$config.txt"
   stop_server
 
@@ -173,6 +185,12 @@ for config in $configs; do
     "$(pages_per_second "$work/local-$config.log") pages/s"
   echo "--model-server:  $(pages_parsed "$work/remote-$config.log") pages," \
     "$(pages_per_second "$work/remote-$config.log") pages/s"
+  awk -v l="$(cat "$work/local-$config.cpu")" -v r="$(cat "$work/remote-$config.cpu")" \
+    -v s="$server_cpu" -v n="$(pages_parsed "$work/local-$config.log")" 'BEGIN {
+      split(l, a, " "); split(r, b, " ")
+      lc = a[1] + a[2]; rc = b[1] + b[2]
+      printf "CPU per page: in process %.0f ms (loading the checkpoint included); with the model server %.0f ms (parse %.0f + serve %.0f)\n", 1e3 * lc / n, 1e3 * (rc + s) / n, 1e3 * rc / n, 1e3 * s / n
+    }'
   echo "client: $client_line"
   awk -v es="$engine_sum" -v ec="$engine_count" -v hs="$handler_sum" -v hc="$handler_count" \
     -v enc="$encode" -v http="$http" -v ans="$answer" 'BEGIN {
