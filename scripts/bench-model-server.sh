@@ -18,16 +18,17 @@
 #   scripts/bench-model-server.sh --configs tiny --end 3 --max-tokens 16
 #
 # Options: --build DIR (build/), --work DIR (a new temporary directory, removed at the end),
-# --port P (18777), --threads N (2; each process), --max-tokens N (24: random weights stay
-# short), --end N (last page, 0-based, of every PDF; default: all pages), --configs "tiny
-# pro-tiny". Needs curl, and build/tokenizer-reference/tokenizer.json (made by
-# `ctest --test-dir build -R text_qwen_tokenizer` or tools/tokenizer-reference/fetch.sh).
+# --port P (serve's; 0, the default: any free port), --threads N (2; each process),
+# --max-tokens N (24: random weights stay short), --end N (last page, 0-based, of every PDF;
+# default: all pages), --configs "tiny pro-tiny". Needs curl, and
+# build/tokenizer-reference/tokenizer.json (made by `ctest --test-dir build -R
+# text_qwen_tokenizer` or tools/tokenizer-reference/fetch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build
 work=""
-port=18777
+port=0
 threads=2
 max_tokens=24
 end_page=""
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
     --max-tokens) max_tokens="$2"; shift 2 ;;
     --end) end_page="$2"; shift 2 ;;
     --configs) configs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -141,23 +142,28 @@ for config in $configs; do
   }
 
   # The same checkpoint behind `serve`; no answer caches, so every request reaches its engine.
+  # Its own port (any free one unless --port): what it prints, so no other server is measured.
   "$bin" --threads "$threads" serve --model "$model" --port "$port" --block-cache-bytes 0 \
     --cache-bytes 0 2>"$work/serve-$config.log" &
   server_pid=$!
-  for _ in $(seq 1 600); do
-    if curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then break; fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "serve stopped:" >&2
-      tail -5 "$work/serve-$config.log" >&2
-      exit 1
-    fi
+  url=""
+  for _ in $(seq 1 1200); do
+    url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/serve-$config.log")
+    if [ -n "$url" ] && curl -sf "$url/health/ready" >/dev/null 2>&1; then break; fi
+    url=""
+    if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
     sleep 0.1
   done
+  if [ -z "$url" ]; then
+    echo "serve did not start:" >&2
+    tail -5 "$work/serve-$config.log" >&2
+    exit 1
+  fi
 
   # In front of it. No --profile: the server's /v1/models says which.
   server_cpu_before=$(cpu_seconds "$server_pid")
   { time "$bin" --threads "$threads" parse "${pdfs[@]}" "${range[@]}" -o "$out_remote" \
-      --model-server "http://127.0.0.1:$port" --max-tokens "$max_tokens" \
+      --model-server "$url" --max-tokens "$max_tokens" \
       2>"$work/remote-$config.log"; } 2>"$work/remote-$config.cpu" || {
     echo "parse --model-server failed:" >&2
     tail -5 "$work/remote-$config.log" >&2
@@ -165,7 +171,7 @@ for config in $configs; do
   }
   server_cpu=$(awk -v a="$server_cpu_before" -v b="$(cpu_seconds "$server_pid")" \
     'BEGIN { print b - a }')
-  curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics-$config.txt"
+  curl -sf "$url/metrics" >"$work/metrics-$config.txt"
   stop_server
 
   m="$work/metrics-$config.txt"
@@ -189,16 +195,22 @@ for config in $configs; do
     -v s="$server_cpu" -v n="$(pages_parsed "$work/local-$config.log")" 'BEGIN {
       split(l, a, " "); split(r, b, " ")
       lc = a[1] + a[2]; rc = b[1] + b[2]
-      printf "CPU per page: in process %.0f ms (loading the checkpoint included); with the model server %.0f ms (parse %.0f + serve %.0f)\n", 1e3 * lc / n, 1e3 * (rc + s) / n, 1e3 * rc / n, 1e3 * s / n
+      printf "CPU per page: in process %.0f ms (loading the checkpoint included);", 1e3 * lc / n
+      printf " with the model server %.0f ms (parse %.0f + serve %.0f)\n", 1e3 * (rc + s) / n,
+        1e3 * rc / n, 1e3 * s / n
     }'
   echo "client: $client_line"
   awk -v es="$engine_sum" -v ec="$engine_count" -v hs="$handler_sum" -v hc="$handler_count" \
     -v enc="$encode" -v http="$http" -v ans="$answer" 'BEGIN {
       engine = ec > 0 ? 1e3 * es / ec : 0
       handler = hc > 0 ? 1e3 * hs / hc : 0
-      printf "server: %d engine request(s), %.2f ms each; %d POST /v1/chat/completions, %.2f ms each (HTTP handler)\n", ec, engine, hc, handler
-      printf "overhead per request: encode %.2f + (HTTP %.2f - engine %.2f) + answer %.3f = %.2f ms", enc, http, engine, ans, enc + http - engine + ans
-      printf " (of which the server outside its engine %.2f ms, loopback and client %.2f ms)\n", handler - engine, http - handler
+      printf "server: %d engine request(s), %.2f ms each;", ec, engine
+      printf " %d POST /v1/chat/completions, %.2f ms each (HTTP handler)\n", hc, handler
+      printf "overhead per request: encode %.2f + (HTTP %.2f - engine %.2f) + answer %.3f", enc,
+        http, engine, ans
+      printf " = %.2f ms (of which the server outside its engine %.2f ms,",
+        enc + http - engine + ans, handler - engine
+      printf " loopback and client %.2f ms)\n", http - handler
     }'
   if compare_outputs "$out_local" "$out_remote"; then
     echo "outputs identical ($(cd "$out_local" && find . -type f | wc -l) files)"
