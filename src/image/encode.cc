@@ -40,6 +40,7 @@ Status CheckImage(const RgbImage& image, std::string_view format) {
 struct PngJob {
   const RgbImage* image;
   int level;
+  bool filter_rows;
   std::vector<uint8_t> out;
   std::string error;
 };
@@ -59,6 +60,7 @@ bool WritePng(png_structp png, png_infop info, PngJob* job) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_set_write_fn(png, job, PngOnWrite, PngOnFlush);
   png_set_compression_level(png, job->level);
+  if (!job->filter_rows) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
   png_set_IHDR(png, info, static_cast<png_uint_32>(job->image->width),
                static_cast<png_uint_32>(job->image->height), 8, PNG_COLOR_TYPE_RGB,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
@@ -137,7 +139,7 @@ Result<std::vector<uint8_t>> EncodePng(const RgbImage& image, const PngEncodeOpt
     return Fail(ErrorCode::kInvalidArgument, "png: compression level {} outside [0, 9]",
                 options.compression_level);
   }
-  PngJob job{&image, options.compression_level, {}, {}};
+  PngJob job{&image, options.compression_level, options.filter_rows, {}, {}};
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &job, PngOnError, PngOnWarning);
   png_infop info = png != nullptr ? png_create_info_struct(png) : nullptr;
   if (info == nullptr) {

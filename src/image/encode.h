@@ -13,6 +13,11 @@ namespace mineru::image {
 
 struct PngEncodeOptions {
   int compression_level = 6;  // zlib level 0-9; 6 is Pillow's and zlib's default
+  // Row filters: libpng's adaptive choice among all five per row (the default; what Pillow
+  // does too), or none. On document pages (flat paper, thin text) no filter is about three
+  // times faster to encode and a few percent smaller at level 1: a 1036 x 1036 page 11 ms and
+  // 301 KB instead of 32 ms and 314 KB.
+  bool filter_rows = true;
 };
 
 // Lossless 8-bit RGB PNG, no interlacing, no ancillary chunks.

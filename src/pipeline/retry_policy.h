@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // When a request to a model server is tried again, and after how long: the rule of MinerU's HTTP
 // client (mineru-vl-utils 1.2.1 vlm_client/http_client.py, httpx-retries
-// Retry(total=3, backoff_factor=0.5)), which a remote generator follows so that a site sees the
-// same traffic from us as from MinerU:
+// Retry(total=3, backoff_factor=0.5)), which a remote generator follows so that a site sees
+// nearly the same traffic from us as from MinerU; the one difference is 500, which
+// httpx-retries' defaults do not retry and we do (a model server's 500 is most often a worker
+// that died under load, which a replica behind the same URL answers):
 //
 //   * retried: transport failures (no connection, reset, timeout, a body cut short) and the
 //     statuses 429, 500, 502, 503 and 504; never another status, never an answer that arrived

@@ -30,12 +30,14 @@ TEST(EncodeTest, PngRoundTripIsExactAtEveryLevel) {
   for (auto [w, h] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {300, 201}}) {
     const RgbImage image = testing::NoiseImage(w, h, static_cast<uint32_t>(w));
     for (int level : {0, 1, 6, 9}) {
-      auto png = EncodePng(image, PngEncodeOptions{level});
-      ASSERT_TRUE(png) << png.error().ToString();
-      auto back = DecodeImage(*png);
-      ASSERT_TRUE(back) << back.error().ToString();
-      EXPECT_EQ(back->format, ImageFormat::kPng);
-      EXPECT_EQ(testing::FirstDifference(back->image, image), "");
+      for (bool filter_rows : {true, false}) {
+        auto png = EncodePng(image, PngEncodeOptions{level, filter_rows});
+        ASSERT_TRUE(png) << png.error().ToString();
+        auto back = DecodeImage(*png);
+        ASSERT_TRUE(back) << back.error().ToString();
+        EXPECT_EQ(back->format, ImageFormat::kPng);
+        EXPECT_EQ(testing::FirstDifference(back->image, image), "") << level << filter_rows;
+      }
     }
   }
   EXPECT_FALSE(EncodePng(testing::NoiseImage(2, 2, 1), PngEncodeOptions{10}));
