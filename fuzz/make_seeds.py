@@ -226,6 +226,29 @@ def data_urls(image_seeds):
         write("data_url", name, data)
 
 
+# --- model server answers, Retry-After values and base URLs (--model-server) ------------------
+
+
+def model_server_answers():
+    seeds = {
+        "stop": '{"choices":[{"finish_reason":"stop","message":{"content":"abc<|im_end|>"}}],'
+        '"usage":{"prompt_tokens":12,"completion_tokens":3}}',
+        "length": '{"choices":[{"finish_reason":"length","message":{"content":null}}]}',
+        "error": '{"object":"error","message":"x"}',
+        "no-choices": '{"choices":[]}',
+        "tool-calls": '{"choices":[{"finish_reason":"tool_calls","message":{"content":"a"}}]}',
+        "retry-seconds": "120",
+        "retry-date": "Wed, 21 Oct 2026 07:28:00 GMT",
+        "retry-rfc850": "Wednesday, 21-Oct-26 07:28:00 GMT",
+        "retry-asctime": "Wed Oct 21 07:28:00 2026",
+        "url": "http://gpu-1:30000/v1/",
+        "url-prefix": "https://models.example/mineru/",
+        "url-ipv6": "http://[::1]:8000",
+    }
+    for name, data in seeds.items():
+        write("model_server_answer", name, data)
+
+
 # --- PDF helper protocol ----------------------------------------------------------------------
 
 
@@ -420,6 +443,7 @@ def main():
     multipart()
     chat_requests(image_seeds)
     data_urls(image_seeds)
+    model_server_answers()
     pdf_protocol()
     celery()
     document_outputs(image_seeds)

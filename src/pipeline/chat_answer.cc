@@ -41,6 +41,17 @@ Result<ChatAnswer> ReadChatAnswer(std::string_view body, std::string_view end_to
   }
   ChatAnswer answer;
   answer.truncated = reason == "length";
+  if (auto usage = json.find("usage"); usage != json.end() && usage->is_object()) {
+    auto count = [&](const char* key) -> std::optional<int64_t> {
+      auto it = usage->find(key);
+      if (it == usage->end() || !it->is_number_integer() || it->get<int64_t>() < 0) {
+        return std::nullopt;
+      }
+      return it->get<int64_t>();
+    };
+    answer.prompt_tokens = count("prompt_tokens");
+    answer.completion_tokens = count("completion_tokens");
+  }
   if (content->is_string()) answer.content = content->get<std::string>();
   if (!end_token.empty() && std::string_view(answer.content).ends_with(end_token)) {
     answer.content.resize(answer.content.size() - end_token.size());

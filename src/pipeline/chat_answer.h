@@ -13,6 +13,8 @@
 //   * one trailing end token (MINERU_VLM_END_TOKEN, default "<|im_end|>"; empty: none) is cut.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,10 @@ inline constexpr std::string_view kDefaultVlmEndToken = "<|im_end|>";
 struct ChatAnswer {
   std::string content;
   bool truncated = false;  // finish_reason "length"
+  // The answer's usage.prompt_tokens and usage.completion_tokens when it has them as
+  // non-negative integers (the client ignores usage; a pipeline counts tokens with it).
+  std::optional<int64_t> prompt_tokens;
+  std::optional<int64_t> completion_tokens;
 };
 
 // Errors: kUnavailable for what the client calls a server error (an error object, no choices,

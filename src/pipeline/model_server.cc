@@ -51,13 +51,17 @@ Result<std::string> NormalizeModelServerUrl(std::string_view text) {
                 "model server URL '{}': a base URL has no query or fragment", quoted);
   }
   std::string path = UrlPart(url.get(), CURLUPART_PATH);
-  if (path.ends_with('/')) path.pop_back();
+  auto drop_slashes = [&] {
+    while (path.ends_with('/')) path.pop_back();
+  };
+  drop_slashes();
   if (path.ends_with("/v1")) path.resize(path.size() - 3);
+  drop_slashes();
   if (curl_url_set(url.get(), CURLUPART_PATH, path.empty() ? "/" : path.c_str(), 0) != CURLUE_OK) {
     return Fail(ErrorCode::kInvalidArgument, "model server URL '{}': bad path", quoted);
   }
   std::string out = UrlPart(url.get(), CURLUPART_URL);
-  if (out.ends_with('/')) out.pop_back();
+  while (out.ends_with('/')) out.pop_back();
   return out;
 }
 

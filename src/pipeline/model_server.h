@@ -4,9 +4,9 @@
 // reached, and which model it serves.
 //
 // The URL is the server's base: "http://gpu-1:30000", "https://models.example/mineru/" and
-// "http://gpu-1:30000/v1" all work; one trailing "/" and then one trailing "/v1" are dropped,
-// and the endpoints are BASE/v1/models and BASE/v1/chat/completions. (MinerU's client cuts a URL
-// without a trailing slash down to scheme://host:port; we keep a path prefix, which a reverse
+// "http://gpu-1:30000/v1" all work; trailing "/"s, then one trailing "/v1", then "/"s again are
+// dropped, and the endpoints are BASE/v1/models and BASE/v1/chat/completions. (MinerU's client cuts
+// a URL without a trailing slash down to scheme://host:port; we keep a path prefix, which a reverse
 // proxy needs.) Proxies from the environment (http_proxy, https_proxy, no_proxy) apply, as with
 // any libcurl client.
 #pragma once

@@ -13,7 +13,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/json.h"
 #include "engine/handle.h"
 #include "pipeline/chat_answer.h"
 #include "pipeline/chat_request_body.h"
@@ -48,22 +47,6 @@ struct Job {
   double encode_seconds = 0;
   std::unique_ptr<ModelServerTransfer> transfer;  // while an attempt runs
 };
-
-// Usage from an answer's "usage" object, when it has the OpenAI fields.
-engine::Usage ReadUsage(const std::string& body) {
-  engine::Usage usage;
-  auto json = ParseJson(body, "answer");
-  if (!json || !json->is_object()) return usage;
-  auto u = json->find("usage");
-  if (u == json->end() || !u->is_object()) return usage;
-  auto number = [&](const char* key) -> int64_t {
-    auto it = u->find(key);
-    return it != u->end() && it->is_number_integer() ? std::max<int64_t>(0, it->get<int64_t>()) : 0;
-  };
-  usage.prompt_tokens = number("prompt_tokens");
-  usage.completion_tokens = number("completion_tokens");
-  return usage;
-}
 
 }  // namespace
 
@@ -320,7 +303,8 @@ class RemoteGenerator::Impl {
       result.finish_reason =
           answer->truncated ? engine::FinishReason::kLength : engine::FinishReason::kStop;
       result.text = std::move(answer->content);
-      result.usage = ReadUsage(body);
+      result.usage.prompt_tokens = answer->prompt_tokens.value_or(0);
+      result.usage.completion_tokens = answer->completion_tokens.value_or(0);
     }
     {
       std::lock_guard lock(mutex_);

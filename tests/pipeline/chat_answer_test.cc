@@ -75,5 +75,28 @@ TEST(ChatAnswerTest, EdgesOfTheRule) {
   }
 }
 
+// Usage is read when its counts are non-negative integers, and absent otherwise (never an
+// error: the client does not look at it).
+TEST(ChatAnswerTest, UsageIsReadWhenWellFormed) {
+  auto read = [](std::string_view usage) {
+    return ReadChatAnswer(std::string(R"({"choices":[{"finish_reason":"stop","message":)") +
+                          R"({"content":"a"}}],"usage":)" + std::string(usage) + "}");
+  };
+  auto good = read(R"({"prompt_tokens":12,"completion_tokens":3,"total_tokens":15})");
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->prompt_tokens, 12);
+  EXPECT_EQ(good->completion_tokens, 3);
+  for (std::string_view bad : {R"({"prompt_tokens":-1,"completion_tokens":"3"})", "null", "[]",
+                               R"({"prompt_tokens":1.5})"}) {
+    auto r = read(bad);
+    ASSERT_TRUE(r) << bad;
+    EXPECT_FALSE(r->prompt_tokens) << bad;
+    EXPECT_FALSE(r->completion_tokens) << bad;
+  }
+  auto none = ReadChatAnswer(R"({"choices":[{"finish_reason":"stop","message":{"content":"a"}}]})");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->completion_tokens);
+}
+
 }  // namespace
 }  // namespace mineru::pipeline
