@@ -35,7 +35,6 @@ using testing::ServeProcess;
 using testing::Succeeded;
 using testing::TreeDifferences;
 
-
 constexpr char kLayout[] =
     "<|box_start|>080 040 920 090<|box_end|><|ref_start|>title<|ref_end|><|rotate_up|>\n"
     "<|box_start|>080 110 920 250<|box_end|><|ref_start|>text<|ref_end|><|rotate_up|>\n"
