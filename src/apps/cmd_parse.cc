@@ -157,6 +157,7 @@ int RunParse(const ParseArgs& args, const GlobalOptions& global) {
                         {"blocks_wall", result->extract.blocks_wall},
                         {"post_process", result->extract.post_process},
                         {"assemble", result->assemble_seconds},
+                        {"requests", result->extract.requests},
                         {"request_queued", result->extract.queued},
                         {"request_vision", result->extract.vision},
                         {"request_prefill", result->extract.prefill},

@@ -44,6 +44,7 @@ void AddRequestTimings(const engine::GenerationResult& result, ExtractTimings& t
   t.vision += result.timings.vision;
   t.prefill += result.timings.prefill;
   t.decode += result.timings.decode;
+  t.requests += result.timings.total;
 }
 
 std::string Describe(const engine::GenerationResult& result) {

@@ -64,6 +64,7 @@ struct ExtractTimings {
   double blocks_wall = 0;   // recognition step, first submit to last answer
   double post_process = 0;  // client post-processing
   double queued = 0, vision = 0, prefill = 0, decode = 0;  // summed over requests
+  double requests = 0;  // submission to result, summed over requests (a remote one's latency)
 
   ExtractTimings& operator+=(const ExtractTimings& o) {
     layout_wall += o.layout_wall;
@@ -73,6 +74,7 @@ struct ExtractTimings {
     vision += o.vision;
     prefill += o.prefill;
     decode += o.decode;
+    requests += o.requests;
     return *this;
   }
 };

@@ -131,6 +131,9 @@ TEST_F(RemoteDocumentTest, AStormOf503IsRetriedAndCounted) {
   EXPECT_EQ(result->failed_pages.size(), 0u);
   const Json report = Report(out);
   EXPECT_EQ(report["request_retries"], 3) << report.dump();
+  // The requests' latency as the pipeline saw it (request-seconds, retries included).
+  EXPECT_TRUE(report["request_seconds"].is_number() && report["request_seconds"] > 0)
+      << report.dump();
   EXPECT_EQ(stub_.ChatRequests(), 1 + kBlocksPerPage + 3);
   EXPECT_EQ(generator->Stats().retries, 3);
 }
