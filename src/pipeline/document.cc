@@ -538,7 +538,6 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
               {"failed_blocks", result.failed_blocks},
               {"requests", result.requests},
               {"request_retries", result.request_retries},
-              {"request_seconds", result.extract.requests},
               {"cached_requests", result.cached_requests},
               {"truncated_requests", Json::array()},
               {"page_phash", Json::array()},

@@ -132,8 +132,7 @@ TEST_F(RemoteDocumentTest, AStormOf503IsRetriedAndCounted) {
   const Json report = Report(out);
   EXPECT_EQ(report["request_retries"], 3) << report.dump();
   // The requests' latency as the pipeline saw it (request-seconds, retries included).
-  EXPECT_TRUE(report["request_seconds"].is_number() && report["request_seconds"] > 0)
-      << report.dump();
+  EXPECT_GT(result->extract.requests, 0);
   EXPECT_EQ(stub_.ChatRequests(), 1 + kBlocksPerPage + 3);
   EXPECT_EQ(generator->Stats().retries, 3);
 }
