@@ -12,7 +12,8 @@
 // "content_list"?, "middle_json"?, "model_output"?, "outputs"?, "pages", "cache_hit"}; while a
 // document is parsed, a PROGRESS state {"pages_done", "pages_total", ...} after every page.
 //
-// Outcomes, per delivery (reliability.md section 5):
+// Outcomes, per delivery (Celery 5.2's worker semantics: celery/app/trace.py,
+// celery/worker/request.py):
 //   decodable, not expired, first delivery ..... parsed; SUCCESS stored, then ack
 //   the document cannot be parsed ............... FAILURE (RuntimeError or ValueError), ack
 //   `expires` passed ............................ REVOKED stored, ack

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What step 2 of the two-step extraction asks the model for each block (spec/mineru.md sections
-// 2.3 and 2.5, client DEFAULT_PROMPTS / DEFAULT_SAMPLING_PARAMS / prepare_for_extract):
+// What step 2 of the two-step extraction asks the model for each block (mineru-vl-utils 0.1.22
+// structs.py and mineru_client.py: DEFAULT_PROMPTS / DEFAULT_SAMPLING_PARAMS /
+// prepare_for_extract):
 //   * recognised or not: image, list and equation_block are never sent (the skip list), nor any
 //     type the caller adds (MinerU 2.7.6 adds none);
 //   * the prompt: table "\nTable Recognition:", equation "\nFormula Recognition:", every other

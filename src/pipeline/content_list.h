@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MinerU's flat content_list.json (spec/mineru.md section 3.4, MinerU 2.7.6
-// make_blocks_to_content_list) from middle.json's pdf_info, and model.json (section 3.5), the
-// client's raw blocks per page.
+// MinerU's flat content_list.json (MinerU 2.7.6 mineru/backend/vlm/vlm_middle_json_mkcontent.py
+// make_blocks_to_content_list) from middle.json's pdf_info, and model.json (what MinerU 2.7.6's
+// vlm backend dumps: the client's raw blocks per page).
 //
 // Nothing here throws: fields of the wrong type or shape count as absent; blocks and pages that
 // are not objects are skipped.

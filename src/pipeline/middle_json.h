@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Guarded reads of middle.json (spec/mineru.md section 3.2) for the stages that consume it
-// (Markdown, content_list, table merge): a missing key or a value of the wrong type reads as
-// empty, so no nlohmann accessor that can throw is ever reached on a malformed page.
+// Guarded reads of middle.json (MinerU 2.7.6 docs/en/reference/output_files.md) for the stages that
+// consume it (Markdown, content_list, table merge): a missing key or a value of the wrong type
+// reads as empty, so no nlohmann accessor that can throw is ever reached on a malformed page.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // MinerU2.5's table output format, OTSL, converted to the HTML table MinerU stores
-// (spec/mineru.md section 2.7 "OTSL -> HTML conversion", client post_process/otsl2html.py@0.1.22,
+// (mineru-vl-utils 0.1.22 post_process/otsl2html.py,
 // itself derived from docling's OTSL export).
 #pragma once
 

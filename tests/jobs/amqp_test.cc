@@ -70,7 +70,7 @@ std::string QueueName() {
   return std::string("q.") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
 }
 
-// The headers Celery 5.2 puts on a task message (ecosystem.md).
+// The headers Celery 5.2 puts on a task message (protocol 2: celery/app/amqp.py as_task_v2).
 AmqpTable CeleryHeaders() {
   return {{"lang", "py"},
           {"task", "run_mineru_inference"},

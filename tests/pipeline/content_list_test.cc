@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MakeContentList (spec/mineru.md section 3.4) and MakeModelJson (section 3.5) on hand-built
-// middle.json pages (section 3.2).
+// MakeContentList (MinerU 2.7.6 make_blocks_to_content_list) and MakeModelJson on hand-built
+// middle.json pages.
 #include "pipeline/content_list.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The equation repairs of spec/mineru.md section 2.7 step 3, each on small hand-checked inputs.
+// The equation repairs of mineru-vl-utils 0.1.22 post_process (step 3 of post_process/__init__.py),
+// each on small hand-checked inputs.
 #include "pipeline/equation_fixes.h"
 
 #include <gtest/gtest.h>

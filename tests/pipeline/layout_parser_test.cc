@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The layout answer parser (spec/mineru.md 2.2) and the per-block request choices (2.3, 2.5),
+// The layout answer parser (mineru-vl-utils 0.1.22 mineru_client.py) and the per-block request
+// choices (structs.py, DEFAULT_PROMPTS, DEFAULT_SAMPLING_PARAMS),
 // against hand-derived expectations: separators, rotate tokens, coordinates, labels, the
 // table-coverage rule, and malformed, truncated and random answers.
 #include "pipeline/layout_parser.h"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MinerU's MagicModel (spec/mineru.md 3.1, 3.2): client blocks -> one middle.json PageInfo,
+// MinerU's MagicModel (MinerU 2.7.6 mineru/backend/vlm/vlm_magic_model.py): client blocks -> one
+// middle.json PageInfo,
 // compared as whole JSON objects against hand-derived expectations. Pages are 1024 points square
 // and boxes are k/1024, so int(x * W) gives back k exactly, except in the truncation test.
 #include "pipeline/magic_model.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MakeMarkdown / MergeParaText against spec/mineru.md section 3.3, on hand-built middle.json
-// pages (section 3.2).
+// MakeMarkdown / MergeParaText against MinerU 2.7.6 mineru/backend/vlm/vlm_middle_json_mkcontent.py
+// (union_make, mm_markdown), on hand-built middle.json pages.
 #include "pipeline/markdown.h"
 
 #include <gtest/gtest.h>

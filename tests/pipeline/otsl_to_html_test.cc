@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// OTSL -> HTML (spec/mineru.md section 2.7, "OTSL -> HTML conversion"); every expectation is
-// derived by hand from the spec's four steps.
+// OTSL -> HTML (mineru-vl-utils 0.1.22 post_process/otsl2html.py); every expectation is derived
+// by hand from its four steps.
 #include "pipeline/otsl_to_html.h"
 
 #include <gtest/gtest.h>

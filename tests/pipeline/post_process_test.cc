@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Post-processing of a page's blocks (spec/mineru.md section 2.7 steps 1-7).
+// Post-processing of a page's blocks (mineru-vl-utils 0.1.22 post_process/__init__.py, its steps
+// 1-7 in order).
 #include "pipeline/post_process.h"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 // MinerU2.5-2509's real output grammar, through every 2509 block type, every rotation token
 // (and none), OTSL and HTML table answers, equations that need each LaTeX repair, an equation
 // block holding two tagged equations, and a table continued across the page break. Every output
-// file is then checked field by field against values derived by hand from spec/mineru.md; each
-// expectation names the rule it comes from.
+// file is then checked field by field against values derived by hand from MinerU 2.7.6's rules;
+// each expectation names the rule it comes from.
 //
 // The input is tests/data/pdf/shapes.pdf pages 0-1: page 0 is Letter (612 x 792 pt, rendered at
 // 200 DPI to 1700 x 2200 px, spec 2.1), page 1 is A4 with /Rotate 90 (842 x 595 pt, 2339 x 1653

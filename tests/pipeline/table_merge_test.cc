@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MergeCrossPageTables against spec/mineru.md section 3.7 on hand-built middle.json pages.
+// MergeCrossPageTables against MinerU 2.7.6 mineru/utils/table_merge.py on hand-built middle.json
+// pages.
 #include "pipeline/table_merge.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Clients that go away in the middle of POST /v1/chat/completions (spec reliability.md item 10),
+// Clients that go away in the middle of POST /v1/chat/completions (what vLLM's server promises:
+// an abandoned request is aborted),
 // on a tiny random checkpoint with the Qwen2 tokenizer: during the upload, while queued, during
 // prefill and during decode, streaming and not. "Nothing lost": the engine's work for the request
 // stops (or never starts), its KV blocks are freed, other requests' outputs are unchanged, and the
