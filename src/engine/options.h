@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The engine's limits and scheduling knobs. Every field has a default, a command-line flag
-// (apps/engine_options.h) and a row in docs/LIMITS.md.
+// (apps/engine_flags.h) and a row in docs/LIMITS.md.
 #pragma once
 
 #include <chrono>

@@ -113,6 +113,23 @@ void SiluMul(float* gate, const float* up, int64_t n) {
   }
 }
 
+void SiluMulRows(float* x, int64_t rows, int64_t n, int64_t ldx) {
+  for (int64_t r = 0; r < rows; ++r) SiluMul(x + r * ldx, x + r * ldx + n, n);
+}
+
+void PackKv(const AttentionShape& shape, const float* k, int64_t ldk, const float* v, int64_t ldv,
+            int64_t n, const MutableKvChunk& chunk, int64_t at) {
+  const int64_t d = shape.head_dim, dp = shape.padded_head_dim(), cap = chunk.capacity;
+  for (int64_t h = 0; h < shape.n_kv_heads; ++h) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t c = 0; c < dp; ++c) {
+        if (c < d) chunk.k[(h * d + c) * cap + at + j] = k[j * ldk + h * d + c];
+        chunk.v[(h * cap + at + j) * dp + c] = c < d ? v[j * ldv + h * d + c] : 0.0f;
+      }
+    }
+  }
+}
+
 void RopeRotateHalf(float* x, int64_t rows, int64_t ldx, int heads, int head_dim, const float* cos,
                     const float* sin) {
   const int half = head_dim / 2;

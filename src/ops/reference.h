@@ -27,10 +27,18 @@ void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const flo
 void QuickGelu(float* x, int64_t n);
 void GeluErf(float* x, int64_t n);
 void SiluMul(float* gate, const float* up, int64_t n);
+// SiluMul on each row's [gate | up] halves (2n values, row stride ldx), in place in the gate half.
+void SiluMulRows(float* x, int64_t rows, int64_t n, int64_t ldx);
 void RopeRotateHalf(float* x, int64_t rows, int64_t ldx, int heads, int head_dim, const float* cos,
                     const float* sin);
 void Softmax(float* x, int64_t rows, int64_t n, int64_t ld);
 void GatherRows(const MatrixView& table, const int32_t* ids, int64_t n, float* y, int64_t ldy);
+
+// PackKv's layout written element by element (ops/attention.h): key j of head h, dim c at
+// k[(h * head_dim + c) * capacity + at + j]; its value at v[(h * capacity + at + j) *
+// padded_head_dim + c], the padding dims zero.
+void PackKv(const AttentionShape& shape, const float* k, int64_t ldk, const float* v, int64_t ldv,
+            int64_t n, const MutableKvChunk& chunk, int64_t at);
 
 // Attention from unpacked rows: k, v are [n_kv, n_kv_heads * head_dim]; full softmax per row.
 void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t n_q,

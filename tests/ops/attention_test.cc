@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "ops/reference.h"
@@ -86,6 +87,34 @@ void ExpectAttentionMatches(ThreadPool& pool, const Case& c) {
     ASSERT_NEAR(out[i], expected[i], bound)
         << "heads " << c.n_heads << "/" << c.n_kv_heads << " d=" << c.head_dim << " n_q=" << c.n_q
         << " n_kv=" << c.n_kv << " causal=" << c.causal << " at " << i;
+  }
+}
+
+// PackKv writes exactly its scalar twin's layout: the tokens' keys transposed, values in rows
+// with zero padding, nothing outside [at, at + n) touched; on the one-thread path of a decode
+// step and on the pool's path of a long prefill.
+TEST(AttentionTest, PackKvMatchesItsScalarTwin) {
+  ThreadPool pool(2);
+  struct PackCase {
+    int n_kv_heads, head_dim;
+    int64_t capacity, at, n;
+  };
+  for (const PackCase& c : {PackCase{2, 64, 32, 5, 20}, PackCase{2, 72, 32, 0, 1},
+                            PackCase{1, 80, 16, 15, 1}, PackCase{2, 64, 640, 7, 600}}) {
+    AttentionShape shape{2 * c.n_kv_heads, c.n_kv_heads, c.head_dim, 1.0f, true};
+    const int64_t width = int64_t{c.n_kv_heads} * c.head_dim;
+    const auto k = RandomVector(static_cast<size_t>(c.n * width), 7);
+    const auto v = RandomVector(static_cast<size_t>(c.n * width), 8);
+    const auto floats = static_cast<size_t>(KvChunkFloats(shape, c.capacity));
+    std::vector<float> k1(floats, std::nanf("")), v1(floats, std::nanf("")), k2 = k1, v2 = v1;
+    PackKv(pool, shape, k.data(), width, v.data(), width, c.n, {k1.data(), v1.data(), c.capacity},
+           c.at);
+    reference::PackKv(shape, k.data(), width, v.data(), width, c.n,
+                      {k2.data(), v2.data(), c.capacity}, c.at);
+    EXPECT_EQ(std::memcmp(k1.data(), k2.data(), floats * sizeof(float)), 0)
+        << "d=" << c.head_dim << " n=" << c.n;
+    EXPECT_EQ(std::memcmp(v1.data(), v2.data(), floats * sizeof(float)), 0)
+        << "d=" << c.head_dim << " n=" << c.n;
   }
 }
 
