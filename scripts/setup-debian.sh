@@ -26,6 +26,7 @@ packages=(
   libcairo2-dev       # <stem>_layout.pdf, and the tokens drawn into masked table crops
   fonts-dejavu-core   # DejaVu Sans: the font of those tokens (MinerU's client tries Arial, then it)
   libgtest-dev        # tests
+  clang-format        # the formatting check of scripts/test.sh (clang-format 14)
   clang-14 libclang-rt-14-dev llvm-14  # fuzzing (scripts/fuzz.sh): libFuzzer and the sanitizer
                                        # runtimes are in libclang-rt-14-dev, llvm-symbolizer in llvm-14
   libbenchmark-dev    # kernel micro-benchmarks

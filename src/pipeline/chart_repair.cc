@@ -445,8 +445,8 @@ std::optional<std::string> DetectChartCellRepetition(std::string_view cell) {
     const std::string normalized =
         pystr::Lower(PythonStrip(pystr::CollapseWhitespace(cell.substr(start, i - start))));
     if (pystr::Length(normalized) >= 3 && ++counts[normalized] >= kChartFragmentRepeatMin) {
-      return "content_repetition_phrase_segment: fragment " + PythonRepr(normalized) +
-             " repeats " + std::to_string(counts[normalized]) + " times";
+      return "content_repetition_phrase_segment: fragment " + PythonRepr(normalized) + " repeats " +
+             std::to_string(counts[normalized]) + " times";
     }
     i += delimiter;
     start = i;

@@ -88,7 +88,7 @@ TEST(BenchHttpCliTest, BadArgumentsAreUsageErrors) {
   EXPECT_TRUE(UsageError(RunCli({"bench-http", "--kind", "video"})));
   EXPECT_TRUE(UsageError(RunCli({"bench-http", "--clients", "0"})));
   EXPECT_TRUE(UsageError(RunCli({"bench-http", "--kind", "parse"})));  // no --file
-  EXPECT_TRUE(UsageError(RunCli({"bench-http", "--kind", "get"})));  // no --path
+  EXPECT_TRUE(UsageError(RunCli({"bench-http", "--kind", "get"})));    // no --path
   EXPECT_TRUE(UsageError(RunCli({"bench-http", "--kind", "get", "--path", "v1/tasks"})));
 }
 

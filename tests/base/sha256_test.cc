@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "base/md5.h"
 #include "base/sha256.h"
 
 #include <gtest/gtest.h>
+
+#include "base/md5.h"
 
 namespace mineru {
 namespace {
