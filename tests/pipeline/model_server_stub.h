@@ -59,11 +59,6 @@
 // starts its script and its counts afresh.
 #pragma once
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -75,10 +70,9 @@
 #include <vector>
 
 #include "../support/http_client.h"
+#include "../support/python_server.h"
 #include "../support/scratch.h"
 #include "base/json.h"
-
-extern char** environ;
 
 namespace mineru::testing_support {
 
@@ -356,13 +350,11 @@ class ModelServerStub {
   // certificate and its key) it speaks HTTPS, and the control paths below do not answer.
   bool Start(std::string_view script, std::string_view models = kDefaultModels,
              std::string tls_pem = "") {
-    namespace fs = std::filesystem;
     Stop();
     tls_pem_ = std::move(tls_pem);
     static int started = 0;  // several stubs in one test process get their own folders
     dir_ = ScratchRoot() + "/model-server-stub-" + std::to_string(++started);
-    fs::create_directories(dir_);
-    WriteFile(dir_ + "/server.py", kModelServerStubScript);
+    std::filesystem::create_directories(dir_);
     WriteFile(dir_ + "/script.json", script);
     WriteFile(dir_ + "/models.json", models);
     port_ = 0;
@@ -378,14 +370,9 @@ class ModelServerStub {
   }
 
   // Ends the process (SIGTERM): the port stops accepting and open connections close.
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
+  void Stop() { server_.Stop(); }
 
-  bool running() const { return pid_ > 0; }
+  bool running() const { return server_.running(); }
   int port() const { return port_; }
   std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
@@ -477,41 +464,18 @@ class ModelServerStub {
     return it != object.end() && it->is_number_integer() ? it->get<int>() : -1;
   }
 
+  // On port_ (0: any), the stub's own state files in dir_.
   bool Launch() {
-    namespace fs = std::filesystem;
-    const std::string port_file = dir_ + "/port";
-    fs::remove(port_file);
-    std::vector<std::string> args = {"/usr/bin/python3", dir_ + "/server.py", dir_, port_file,
-                                     std::to_string(port_)};
+    std::vector<std::string> args = {std::to_string(port_)};
     if (!tls_pem_.empty()) args.push_back(tls_pem_);
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-      pid_ = 0;
-      return false;
-    }
-    // The port file is written once the socket listens; 30 s only turns a broken Python into
-    // a failure instead of a hang.
-    for (int i = 0; i < 3000 && !fs::exists(port_file); ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {  // it died (the port stayed taken, ...)
-        pid_ = 0;
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!fs::exists(port_file)) {
-      Stop();
-      return false;
-    }
-    port_ = std::atoi(ReadFile(port_file).c_str());
-    return port_ > 0;
+    if (!server_.Start(dir_, kModelServerStubScript, args)) return false;
+    port_ = server_.port();
+    return true;
   }
 
   std::string dir_;
   std::string tls_pem_;  // serving https with this certificate and key (control paths: none)
-  pid_t pid_ = 0;
+  PythonServer server_;
   int port_ = 0;
 };
 

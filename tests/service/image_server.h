@@ -13,22 +13,13 @@
 //   /count              200, the number of other requests received so far, as decimal text
 #pragma once
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "../support/http_client.h"
+#include "../support/python_server.h"
 #include "../support/scratch.h"
-
-extern char** environ;
 
 namespace mineru::testing_support {
 
@@ -104,38 +95,16 @@ class ImageServer {
 
   // Starts the server over a fresh scratch folder holding `png`; false when it did not come up.
   bool Start(const std::string& png) {
-    namespace fs = std::filesystem;
     static int started = 0;  // several servers in one test process get their own folders
     const std::string dir = ScratchRoot() + "/image-server-" + std::to_string(++started);
-    fs::create_directories(dir);
+    std::filesystem::create_directories(dir);
     WriteFile(dir + "/image.png", png);
-    WriteFile(dir + "/server.py", kImageServerScript);
-    const std::string port_file = dir + "/port";
-    fs::remove(port_file);
-    std::vector<std::string> args = {"/usr/bin/python3", dir + "/server.py", dir, port_file};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-      pid_ = 0;
-      return false;
-    }
-    // Waits for the port file (written once the socket listens); 30 s only turns a broken
-    // Python into a failure instead of a hang.
-    for (int i = 0; i < 3000 && !fs::exists(port_file); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (!fs::exists(port_file)) return false;
-    port_ = std::stoi(ReadFile(port_file));
-    return port_ > 0;
+    if (!server_.Start(dir, kImageServerScript)) return false;
+    port_ = server_.port();
+    return true;
   }
 
-  void Stop() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
+  void Stop() { server_.Stop(); }
 
   int port() const { return port_; }
   // Requests received so far, other than those for /count; -1 when it cannot be asked.
@@ -149,7 +118,7 @@ class ImageServer {
   }
 
  private:
-  pid_t pid_ = 0;
+  PythonServer server_;
   int port_ = 0;
 };
 
