@@ -13,7 +13,9 @@
 namespace mineru::engine {
 namespace {
 
-TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
+// The tiny random checkpoint (seed 11) with the Qwen2 tokenizer written to a fresh folder, and
+// an engine over it (2 threads, 32 MiB of KV cache); null with a failure recorded.
+std::unique_ptr<Engine> TinyEngine(std::string* dir_out = nullptr) {
   const std::string dir = testing_support::TestDir() + "/model";
   ThreadPool pool(2);
   model::RandomCheckpointOptions checkpoint_options;
@@ -21,17 +23,34 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
   auto written =
       model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
-  ASSERT_TRUE(written) << written.error().ToString();
+  if (!written) {
+    ADD_FAILURE() << written.error().ToString();
+    return nullptr;
+  }
   auto loaded = model::Model::Load(dir);
-  ASSERT_TRUE(loaded) << loaded.error().ToString();
-  std::shared_ptr<const model::Model> model(std::move(*loaded));
+  if (!loaded) {
+    ADD_FAILURE() << loaded.error().ToString();
+    return nullptr;
+  }
   EngineOptions options;
   options.threads = 2;
   options.kv_cache_bytes = int64_t{32} << 20;
   options.vision_max_wait = std::chrono::milliseconds(1);
-  auto engine = Engine::Create(model, dir, options);
-  ASSERT_TRUE(engine) << engine.error().ToString();
-  ASSERT_NE((*engine)->tokenizer(), nullptr);
+  auto engine =
+      Engine::Create(std::shared_ptr<const model::Model>(std::move(*loaded)), dir, options);
+  if (!engine) {
+    ADD_FAILURE() << engine.error().ToString();
+    return nullptr;
+  }
+  if (dir_out != nullptr) *dir_out = dir;
+  return std::move(*engine);
+}
+
+TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
+  std::string dir;
+  auto engine = TinyEngine(&dir);
+  ASSERT_TRUE(engine);
+  ASSERT_NE(engine->tokenizer(), nullptr);
 
   auto decoded = image::DecodeImageFile(std::string(MINERU_TEST_DATA_DIR) +
                                         "/qwen2vl-tiny/images/doc_400x300.png");
@@ -46,7 +65,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   from_chat.images.push_back(std::move(rgb_image));
   from_chat.sampling = MineruLayoutSampling();
   from_chat.max_new_tokens = 12;
-  auto chat_handle = (*engine)->Submit(std::move(from_chat));
+  auto chat_handle = engine->Submit(std::move(from_chat));
   ASSERT_TRUE(chat_handle) << chat_handle.error().ToString();
 
   // The same request prepared by hand.
@@ -56,7 +75,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ASSERT_TRUE(pixels);
   std::vector<text::ChatMessage> with_grid = messages;
   with_grid[0].content[0].grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w};
-  auto prompt = text::BuildChatPrompt(*(*engine)->tokenizer(), with_grid);
+  auto prompt = text::BuildChatPrompt(*engine->tokenizer(), with_grid);
   ASSERT_TRUE(prompt);
   Request ready;
   ready.prompt_ids = prompt->ids;
@@ -66,7 +85,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ready.images.push_back(std::move(ready_image));
   ready.sampling = MineruLayoutSampling();
   ready.max_new_tokens = 12;
-  auto ready_handle = (*engine)->Submit(std::move(ready));
+  auto ready_handle = engine->Submit(std::move(ready));
   ASSERT_TRUE(ready_handle);
 
   const GenerationResult& a = chat_handle->Wait();
@@ -76,7 +95,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   EXPECT_FALSE(a.ids.empty());
   EXPECT_EQ(a.usage.prompt_tokens, static_cast<int64_t>(prompt->ids.size()));
   EXPECT_EQ(a.usage.image_tokens, pixels->grid.patches() / 4);
-  auto text = (*engine)->tokenizer()->Decode(a.ids, /*skip_special=*/false);
+  auto text = engine->tokenizer()->Decode(a.ids, /*skip_special=*/false);
   ASSERT_TRUE(text);
   EXPECT_EQ(a.text, *text);
   EXPECT_EQ(a.text, b.text);
@@ -87,22 +106,9 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
 // Face tokenizers' decode drops it; it used to empty the whole text, so that a block whose answer
 // held one such id came out blank in process while a model server answered it.
 TEST(EngineChatTest, IdsWithoutATokenAreDroppedFromTheText) {
-  const std::string dir = testing_support::TestDir() + "/model";
-  ThreadPool pool(2);
-  model::RandomCheckpointOptions checkpoint_options;
-  checkpoint_options.seed = 11;
-  checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
-  ASSERT_TRUE(
-      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options));
-  auto loaded = model::Model::Load(dir);
-  ASSERT_TRUE(loaded) << loaded.error().ToString();
-  EngineOptions options;
-  options.threads = 2;
-  options.kv_cache_bytes = int64_t{32} << 20;
-  auto engine =
-      Engine::Create(std::shared_ptr<const model::Model>(std::move(*loaded)), dir, options);
-  ASSERT_TRUE(engine) << engine.error().ToString();
-  const text::Tokenizer& tokenizer = *(*engine)->tokenizer();
+  auto engine = TinyEngine();
+  ASSERT_TRUE(engine);
+  const text::Tokenizer& tokenizer = *engine->tokenizer();
   constexpr int32_t kNoToken = 151900;  // past the Qwen2 tokenizer's last id, inside the vocab
   ASSERT_FALSE(tokenizer.IdToToken(kNoToken));
   auto hello = tokenizer.Encode("Hello");
@@ -116,7 +122,7 @@ TEST(EngineChatTest, IdsWithoutATokenAreDroppedFromTheText) {
   request.sampling.no_repeat_ngram_size = 1;
   request.max_new_tokens = 2;
   request.stop_ids = std::vector<int32_t>{};
-  auto handle = (*engine)->Submit(std::move(request));
+  auto handle = engine->Submit(std::move(request));
   ASSERT_TRUE(handle) << handle.error().ToString();
   const GenerationResult& result = handle->Wait();
   ASSERT_EQ(result.ids, (std::vector<int32_t>{kNoToken, (*hello)[0]}));
