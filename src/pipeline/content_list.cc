@@ -40,8 +40,8 @@ bool IsPlainTextType(std::string_view type) {
          type == "page_footnote";
 }
 
-// One block's item per the table of section 3.4, without bbox and page_idx; null for a type the
-// table does not list.
+// One block's item per the table of docs/MINERU.md 3.4, without bbox and page_idx; null for a type
+// the table does not list.
 Json BlockItem(const Json& block, const MarkdownOptions& options) {
   const std::string type = StringAt(block, "type");
   Json item = Json::object();

@@ -14,18 +14,19 @@
 
 namespace mineru::pipeline {
 
-// Section 3.4: one item per block over all pages, per page the para_blocks (reading order) then
-// the discarded blocks. Every item has "type", "page_idx" and, when the block's bbox and the
+// docs/MINERU.md 3.4: one item per block over all pages, per page the para_blocks (reading order)
+// then the discarded blocks. Every item has "type", "page_idx" and, when the block's bbox and the
 // page's page_size are usable, "bbox" scaled to 0–1000 with int() truncation. Text uses
-// MergeParaText (section 3.3) with options' delimiters and formula recognition always on;
-// image paths are "<options.image_dir>/<image_path>". Blocks of a type the table of section 3.4
-// does not list are skipped (MinerU would emit an item holding only bbox and page_idx).
+// MergeParaText (docs/MINERU.md 3.3) with options' delimiters and formula recognition always on;
+// image paths are "<options.image_dir>/<image_path>". Blocks of a type the table of
+// docs/MINERU.md 3.4 does not list are skipped (MinerU would emit an item holding only bbox and
+// page_idx).
 Json MakeContentList(const Json& pdf_info, const MarkdownOptions& options = {});
 
-// Section 3.5: the array (pages) of arrays (blocks) of {type, bbox, angle, content} exactly as the
-// client produced them. Each page is a Json array of block objects; a page that is not an array
-// becomes an empty page, and a block that is not an object with a string "type" and a "bbox" of
-// four numbers is dropped. Kept blocks carry exactly those four keys, a missing or mistyped
+// docs/MINERU.md 3.5: the array (pages) of arrays (blocks) of {type, bbox, angle, content} exactly
+// as the client produced them. Each page is a Json array of block objects; a page that is not an
+// array becomes an empty page, and a block that is not an object with a string "type" and a "bbox"
+// of four numbers is dropped. Kept blocks carry exactly those four keys, a missing or mistyped
 // angle (int) or content (string) as null.
 Json MakeModelJson(const std::vector<Json>& pages);
 

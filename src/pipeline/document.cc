@@ -56,8 +56,8 @@ struct PageJob {
 struct PageOutput {
   ExtractTimings timings;
   double assemble_seconds = 0;
-  Json middle;  // PageInfo (3.2)
-  Json model;   // the client's blocks (3.5); Pro: written after the cross-page table step
+  Json middle;  // PageInfo (docs/MINERU.md 3.2)
+  Json model;   // the client's blocks (MINERU.md 3.5); Pro: written after the cross-page table step
   std::vector<ContentBlock> client_blocks;  // Pro: kept for the cross-page table step
   std::optional<std::string> error;
   std::vector<std::string> warnings;
@@ -122,7 +122,7 @@ bool IsRasterImageName(std::string_view name) {
 }
 
 // Extracts one page and writes its crops: the image of every image, table and equation span,
-// cut from the rendered page at bbox * scale and named as MinerU names it (3.6).
+// cut from the rendered page at bbox * scale and named as MinerU names it (docs/MINERU.md 3.6).
 PageOutput RunPage(Generator& generator, const PageJob& job, const fs::path& images_dir,
                    const DocumentOptions& options) {
   PageOutput out;

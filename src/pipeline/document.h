@@ -59,7 +59,7 @@ struct DocumentOptions {
   // chat requests) before it is decoded; the pixels stay counted until the page is resized.
   // Rendered PDF pages are bounded by pages_in_flight instead.
   image::ImageBudget image_budget;
-  bool table_merge = true;  // cross-page table merge (3.7), with table recognition on
+  bool table_merge = true;  // cross-page table merge (MINERU.md 3.7), with table recognition on
   // Pro: the model is asked whether the cells of tables continued across pages merge
   // (enable_cross_page_table_merge, MinerU 3.4.4's default), with table recognition on.
   bool model_table_merge = true;

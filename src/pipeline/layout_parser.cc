@@ -134,7 +134,7 @@ struct GridBlock {
   std::array<int64_t, 4> grid;
 };
 
-// Rule 1 of section 2.2: range check, swap, non-empty. nullopt = drop.
+// Rule 1 of docs/MINERU.md 2.2: range check, swap, non-empty. nullopt = drop.
 std::optional<std::array<int64_t, 4>> ConvertBox(std::array<int64_t, 4> c) {
   for (int64_t v : c) {
     if (v < 0 || v > kGridMax) return std::nullopt;

@@ -15,7 +15,7 @@
 //   1. Any coordinate < 0 or > 1000 -> drop; x1/x2 and y1/y2 swapped when reversed; zero width or
 //      height -> drop; then divided by 1000.
 //   2. Label lower-cased; `unknown` -> `image`; `inline_formula` -> drop (a Pro label); a label
-//      outside the profile's type set (section 2.3) -> drop with a warning.
+//      outside the profile's type set (docs/MINERU.md 2.3) -> drop with a warning.
 //   3. Angle: <|rotate_up|> 0, <|rotate_right|> 90, <|rotate_down|> 180, <|rotate_left|> 270;
 //      no token -> nullopt with a warning, block kept.
 //   4. (Pro) text blocks: merge_prev = "txt_contd_tgt" occurs in TAIL.

@@ -5,7 +5,7 @@
 //
 //   {"para_blocks": [...], "discarded_blocks": [...], "page_size": [W, H], "page_idx": i}
 //
-// The rules, in the order applied (3.1):
+// The rules, in the order applied (docs/MINERU.md 3.1):
 //   1. bbox -> integer points (int(x1*W), int(y1*H), int(x2*W), int(y2*H)), swapped if reversed;
 //      `index` = position in the client's block list (dropped blocks keep their number).
 //   2. Types and spans: text-like types keep their name with a `text` span; image -> image_body

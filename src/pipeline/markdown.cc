@@ -24,8 +24,8 @@ bool HasSubBlock(const Json& block, std::string_view type) {
   return !SubBlocks(block, type).empty();
 }
 
-// Section 3.3: every span of `span_type` in the body sub-blocks `body_type`, for each one with a
-// non-empty image_path, its link.
+// docs/MINERU.md 3.3: every span of `span_type` in the body sub-blocks `body_type`, for each one
+// with a non-empty image_path, its link.
 std::string BodyImageLinks(const Json& block, std::string_view body_type,
                            std::string_view span_type, const MarkdownOptions& options) {
   std::string out;

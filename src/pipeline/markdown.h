@@ -4,8 +4,9 @@
 // (MergeParaText) that content_list.json and the cross-page table merge share lives in
 // paragraph_text.h, included here.
 //
-// Input is the `pdf_info` array of middle.json (section 3.2). Nothing here throws: a field of the
-// wrong type or shape counts as absent, and a block or page that is not an object is skipped.
+// Input is the `pdf_info` array of middle.json (docs/MINERU.md 3.2). Nothing here throws: a field
+// of the wrong type or shape counts as absent, and a block or page that is not an object is
+// skipped.
 #pragma once
 
 #include <string>
@@ -16,7 +17,7 @@
 namespace mineru::pipeline {
 
 // The whole document's Markdown: every page's para_blocks in order, one string per block, empty
-// ones skipped, joined with "\n\n"; discarded blocks never appear (section 3.3).
+// ones skipped, joined with "\n\n"; discarded blocks never appear (docs/MINERU.md 3.3).
 std::string MakeMarkdown(const Json& pdf_info, const MarkdownOptions& options = {});
 
 }  // namespace mineru::pipeline

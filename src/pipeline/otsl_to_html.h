@@ -16,7 +16,7 @@ namespace mineru::pipeline {
 // kResourceExhausted (the output holds one <td> per grid position, so this bounds it too).
 inline constexpr size_t kMaxOtslGridCells = size_t{1} << 22;
 
-// The conversion, rule by rule (section 2.7):
+// The conversion, rule by rule (docs/MINERU.md 2.7):
 //  1. Tokens are <nl> <fcel> <ecel> <lcel> <ucel> <xcel>; the text between two tokens is one
 //     piece, and whitespace-only pieces are dropped.
 //  2. Rows are the runs of non-<nl> tokens; every row is padded with <ecel> to the longest row.
