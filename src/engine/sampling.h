@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Next-token selection with exactly the request fields MinerU's client sends a server
-// (OpenAI/vLLM names, spec section 2.5): temperature, top_p, top_k, presence/frequency
+// (OpenAI/vLLM names, docs/MINERU.md section 2.5): temperature, top_p, top_k, presence/frequency
 // penalties, repetition_penalty and vllm_xargs.no_repeat_ngram_size, plus a seed, and OpenAI's
 // logit_bias.
 //
@@ -60,8 +60,8 @@ struct SamplingParams {
   bool greedy() const { return temperature < kGreedyTemperature || top_k == 1; }
 };
 
-// MinerU's per-request-kind defaults (mineru_vl_utils DEFAULT_SAMPLING_PARAMS, spec table 2.5).
-// All are greedy (temperature 0, top_k 1, top_p 0.01) with no_repeat_ngram_size 100.
+// MinerU's per-request-kind defaults (mineru_vl_utils DEFAULT_SAMPLING_PARAMS, docs/MINERU.md
+// table 2.5). All are greedy (temperature 0, top_k 1, top_p 0.01) with no_repeat_ngram_size 100.
 SamplingParams MineruLayoutSampling();    // penalties 0
 SamplingParams MineruTableSampling();     // presence 1.0, frequency 0.005
 SamplingParams MineruEquationSampling();  // presence 1.0, frequency 0.05

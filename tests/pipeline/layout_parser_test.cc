@@ -262,7 +262,7 @@ TEST(LayoutParserTest, RandomAnswersFromTheGrammarPiecesNeverBreakInvariants) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Block requests (spec 2.3, 2.5).
+// Block requests (MINERU.md 2.3, 2.5).
 
 TEST(BlockRequestsTest, SkipListAndCallerTypes) {
   for (int t = 0; t < kBlockTypeCount; ++t) {

@@ -42,11 +42,11 @@ using testing_support::ReadFile;
 // ---------------------------------------------------------------------------------------------
 // The script.
 
-// One layout region (spec 2.2 grammar) and, for the blocks that get a recognition request (spec
-// 2.3), the size of the crop the request must carry and the model's answer. Crop sizes follow
-// spec 2.4: edges round(v * page pixels), then turned by the rotation (90 and 270 swap width and
-// height); every crop here but page 1's header (see there) has a short side of at least 28 px
-// and is within 50:1, so resize_by_need leaves it alone.
+// One layout region (MINERU.md 2.2 grammar) and, for the blocks that get a recognition request
+// (MINERU.md 2.3), the size of the crop the request must carry and the model's answer. Crop sizes
+// follow MINERU.md 2.4: edges round(v * page pixels), then turned by the rotation (90 and 270 swap
+// width and height); every crop here but page 1's header (see there) has a short side of at least
+// 28 px and is within 50:1, so resize_by_need leaves it alone.
 struct Region {
   std::string_view label;
   std::array<int, 4> box;   // 0-1000 grid
@@ -62,13 +62,13 @@ constexpr std::string_view kTable1Otsl =
     "<fcel>Group<lcel><fcel>Total<nl><fcel>a&b<fcel>c<ucel><nl><fcel>1<fcel>2<fcel>3<nl>";
 constexpr std::string_view kTable2Otsl =
     "<fcel>Name<fcel>Score<nl><fcel>A<fcel>1<nl><fcel>B<fcel>2<nl>";
-// Page 1's table, answered in HTML already (spec 2.7 step 1 keeps it as is).
+// Page 1's table, answered in HTML already (MINERU.md 2.7 step 1 keeps it as is).
 constexpr std::string_view kTable3Html =
     "<table><tr><td>Name</td><td>Score</td></tr><tr><td>C</td><td>3</td></tr></table>";
 
 // Page 0, 1700 x 2200 px. The comment after each region is its client index after
-// post-processing (spec 2.7 step 4 turns the equation_block into the merged equation and removes
-// the two equations inside it).
+// post-processing (MINERU.md 2.7 step 4 turns the equation_block into the merged equation and
+// removes the two equations inside it).
 const std::vector<Region> kPage0 = {
     {"header", {50, 20, 950, 40}, "up", 1530, 44, "Journal of Tests"},                        // 0
     {"title", {100, 50, 900, 75}, "up", 1360, 55, "1 Introduction"},                          // 1
@@ -95,8 +95,9 @@ const std::vector<Region> kPage0 = {
     {"equation", {520, 710, 890, 728}, "up", 629, 40, R"(\big{(} x \big{)})"},          // 20
     {"equation", {100, 733, 470, 751}, "up", 629, 39, "a<b"},                           // 21
     {"equation", {520, 733, 880, 751}, "up", 612, 39, R"(\frac{a}{b}})"},               // 22
-    // DEVIATION (ambiguous spec): no request; spec 2.3 sends `unknown` to text recognition, but
-    // the later-client parser that spec 2.2 recommends rewrites it to `image` (never recognised).
+    // DEVIATION (ambiguous upstream): no request; MINERU.md 2.3 sends `unknown` to text
+    // recognition, but the later-client parser that MINERU.md 2.2 recommends rewrites it to `image`
+    // (never recognised).
     {"unknown", {910, 700, 990, 740}, "up", 0, 0, ""},  // 23
     // 51 x 660 px on the page, turned 270 degrees: 660 x 51.
     {"aside_text", {960, 100, 990, 400}, "left", 660, 51, "arXiv:2509.00001v1"},  // 24
@@ -115,7 +116,8 @@ const std::vector<Region> kPage0 = {
 // Page 1, 2339 x 1653 px: a table continued from page 0 (caption marked "(continued)", the same
 // two columns, the header row repeated), answered in HTML already.
 const std::vector<Region> kPage1 = {
-    // 1871 x 33 px is wider than 50:1: padded to 1871 x ceil(1871 / 50) = 38 (spec 2.4 step 4).
+    // 1871 x 33 px is wider than 50:1: padded to 1871 x ceil(1871 / 50) = 38 (MINERU.md 2.4 step
+    // 4).
     {"header", {100, 30, 900, 50}, "up", 1871, 38, "Journal of Tests"},                    // 0
     {"table_caption", {200, 70, 780, 90}, "up", 1356, 33, "Table 2: Scores (continued)"},  // 1
     {"table", {200, 95, 780, 200}, "up", 1356, 174, kTable3Html},                          // 2
@@ -128,7 +130,7 @@ const std::vector<Region> kPage1 = {
 constexpr int kPage0Requests = 31;
 constexpr int kPage1Requests = 6;
 
-// The 2509 layout answer: one region per line (spec 2.2).
+// The 2509 layout answer: one region per line (MINERU.md 2.2).
 std::string LayoutAnswer(const std::vector<Region>& regions) {
   std::string out;
   for (const Region& r : regions) {
@@ -142,7 +144,7 @@ std::string LayoutAnswer(const std::vector<Region>& regions) {
   return out;
 }
 
-// The step-2 prompt of a label (spec 2.3).
+// The step-2 prompt of a label (MINERU.md 2.3).
 std::string_view PromptOf(std::string_view label) {
   if (label == "table") return kTablePrompt;
   if (label == "equation") return kEquationPrompt;
@@ -288,7 +290,7 @@ class ScriptedDocumentTest : public ::testing::Test {
     run_->uses = script.uses();
     run_->unscripted = script.unscripted();
     run_->out = root + "/shapes/vlm";
-    // The page images as the pipeline sees them, for the image names of spec 3.6.
+    // The page images as the pipeline sees them, for the image names of MINERU.md 3.6.
     auto pdf = pdf::PdfDocument::Open(input, options.render);
     if (pdf) {
       for (int i = 0; i < 2; ++i) {

@@ -7,8 +7,8 @@
 // each expectation names the rule it comes from.
 //
 // The input is tests/data/pdf/shapes.pdf pages 0-1: page 0 is Letter (612 x 792 pt, rendered at
-// 200 DPI to 1700 x 2200 px, spec 2.1), page 1 is A4 with /Rotate 90 (842 x 595 pt, 2339 x 1653
-// px). The script tells the pages apart by counting layout requests (one page in flight at a
+// 200 DPI to 1700 x 2200 px, MINERU.md 2.1), page 1 is A4 with /Rotate 90 (842 x 595 pt, 2339 x
+// 1653 px). The script tells the pages apart by counting layout requests (one page in flight at a
 // time) and answers every recognition request by its prompt and crop size, which are unique per
 // page by construction, so an answer reaching the wrong block, or a crop of the wrong size,
 // shows.#include <gtest/gtest.h>
@@ -20,7 +20,7 @@ namespace {
 
 using namespace scripted_document;  // the fixture, the script and the JSON builders
 
-// Each span bbox, in PDF points (spec 3.1 rule 1: int(x * W), int(y * H)).
+// Each span bbox, in PDF points (MINERU.md 3.1 rule 1: int(x * W), int(y * H)).
 // Page 0, 612 x 792 pt.
 const Json kHeader0 = Box(30, 15, 581, 31);
 const Json kTitle = Box(61, 39, 550, 59);
@@ -88,7 +88,7 @@ TEST_F(ScriptedDocumentTest, ResultAndReport) {
 TEST_F(ScriptedDocumentTest, RequestsPromptsAndCrops) {
   EXPECT_TRUE(run_->unscripted.empty()) << ::testing::PrintToString(run_->unscripted);
   const std::vector<ScriptedCall>& calls = run_->calls;
-  // Per page: one layout request, then one per recognised block (spec 2.3: image, list and
+  // Per page: one layout request, then one per recognised block (MINERU.md 2.3: image, list and
   // equation_block are skipped); pages one after the other (pages_in_flight 1).
   ASSERT_EQ(calls.size(), static_cast<size_t>(2 + kPage0Requests + kPage1Requests));
   for (size_t i : {size_t{0}, size_t{1 + kPage0Requests}}) {
@@ -99,15 +99,15 @@ TEST_F(ScriptedDocumentTest, RequestsPromptsAndCrops) {
     EXPECT_EQ(calls[i].sampling.presence_penalty, 0.0f);
     EXPECT_EQ(calls[i].sampling.no_repeat_ngram_size, 100);
   }
-  // Every recognised region was asked exactly once with its prompt and crop size (spec 2.3,
+  // Every recognised region was asked exactly once with its prompt and crop size (MINERU.md 2.3,
   // 2.4): the script matched each request by both.
   for (int page = 0; page < 2; ++page) {
     const std::vector<Region>& regions = page == 0 ? kPage0 : kPage1;
     for (size_t i = 0; i < regions.size(); ++i) {
       const int uses = run_->uses.count({page, i}) != 0 ? run_->uses.at({page, i}) : 0;
-      // DEVIATION: spec 2.3 (the 0.1.22 client) sends `unknown` to text recognition; the
-      // implementation parses layouts with the later-client rules that spec 2.2 recommends,
-      // which rewrite `unknown` to `image`, and images are not recognised. The spec is
+      // DEVIATION: MINERU.md 2.3 (the 0.1.22 client) sends `unknown` to text recognition; the
+      // implementation parses layouts with the later-client rules that MINERU.md 2.2 recommends,
+      // which rewrite `unknown` to `image`, and images are not recognised. MinerU is
       // ambiguous here (2.2 vs 2.3), so the implementation's behaviour is expected.
       const int expected = regions[i].crop_w > 0 ? 1 : 0;
       EXPECT_EQ(uses, expected) << "page " << page << " region " << i << " " << regions[i].label;
@@ -196,7 +196,7 @@ TEST_F(ScriptedDocumentTest, MiddleJsonPage0) {
   code["sub_type"] = "code";
   code["guess_lang"] = "python";
   para.push_back(code);
-  // An algorithm body: its \( \) split too; guess_lang only for sub_type code (spec 3.4).
+  // An algorithm body: its \( \) split too; guess_lang only for sub_type code (MINERU.md 3.4).
   Json algorithm =
       Group("code", kAlgorithm, 10,
             Json::array({Simple("code_body", kAlgorithm, up, 10,
@@ -231,9 +231,9 @@ TEST_F(ScriptedDocumentTest, MiddleJsonPage0) {
   };
   para.push_back(equation(kEquationBlock, 16, kMergedLatex));
   for (int i = 0; i < 6; ++i) para.push_back(equation(kEquations[i], 17 + i, kFixedLatex[i]));
-  // DEVIATION: spec 2.3 says MinerU drops `unknown` blocks; the implementation's layout parser
-  // rewrites `unknown` to `image` as the later client of spec 2.2 (recommended there) does, so
-  // the region becomes an image group. Ambiguous spec (2.2 vs 2.3): the implementation's result
+  // DEVIATION: MINERU.md 2.3 says MinerU drops `unknown` blocks; the implementation's layout parser
+  // rewrites `unknown` to `image` as the later client of MINERU.md 2.2 (recommended there) does, so
+  // the region becomes an image group. Ambiguous upstream (2.2 vs 2.3): the implementation's result
   // is expected.
   para.push_back(Group(
       "image", kUnknown, 23,
@@ -264,7 +264,7 @@ TEST_F(ScriptedDocumentTest, MiddleJsonPage0) {
   }
 
   // Rule 3 and 7: header, footer, page_number, aside_text, page_footnote, in block order; the
-  // region without a rotate token has angle null (spec 2.2), rotate_left is 270.
+  // region without a rotate token has angle null (MINERU.md 2.2), rotate_left is 270.
   const std::vector<Json> discarded = {
       TextBlock("header", kHeader0, up, 0, "Journal of Tests"),
       TextBlock("aside_text", kAside, 270, 24, "arXiv:2509.00001v1"),
@@ -334,7 +334,7 @@ TEST_F(ScriptedDocumentTest, ContentList) {
   Json title = text("text", Box(99, 49, 898, 74), 0, "1 Introduction");
   title["text_level"] = 1;
   expected.push_back(title);
-  // DEVIATION (ambiguous spec, implementation expected): single spaces around the inline
+  // DEVIATION (ambiguous upstream, implementation expected): single spaces around the inline
   // formula, as in Markdown (each span trimmed before its space; see the Markdown test).
   expected.push_back(text("text", Box(99, 84, 898, 119), 0, "Let [a] be $x_1$ given."));
   Json list = item("list", Box(99, 128, 898, 250), 0);
@@ -370,7 +370,7 @@ TEST_F(ScriptedDocumentTest, ContentList) {
                                  Box(99, 709, 478, 727), Box(519, 709, 888, 727),
                                  Box(99, 732, 468, 750), Box(519, 732, 879, 750)};
   for (int i = 0; i < 6; ++i) expected.push_back(equation(equation_boxes[i], kFixedLatex[i]));
-  // DEVIATION: `unknown` became an image (see MiddleJsonPage0); spec 2.3 would drop it.
+  // DEVIATION: `unknown` became an image (see MiddleJsonPage0); MINERU.md 2.3 would drop it.
   Json unknown = item("image", Box(908, 699, 988, 739), 0);
   unknown["img_path"] = "images/" + Image("image", 0, kUnknown);
   unknown["image_caption"] = Json::array();
@@ -411,7 +411,7 @@ TEST_F(ScriptedDocumentTest, Markdown) {
   const std::string md = ReadFile(run_->out + "/shapes.md");
   // Spec 3.3: para_blocks only, one string per block, joined with a blank line; discarded blocks
   // and the absorbed table (nothing left to render) do not appear.
-  // DEVIATION (ambiguous spec, implementation expected): 3.3 does not say that each span's text
+  // DEVIATION (ambiguous upstream, implementation expected): 3.3 does not say that each span's text
   // and each block's string are trimmed before the spaces / blank lines are added; MinerU's
   // merge_para_with_text and mk_blocks_to_markdown strip both, as the implementation does, so
   // "Let [a] be " + "$x_1$" gives single spaces and a list or table block ends without its
@@ -486,8 +486,8 @@ TEST_F(ScriptedDocumentTest, ModelJson) {
           {"equation", {520, 710, 890, 728}, up, wrapped(kFixedLatex[3])},
           {"equation", {100, 733, 470, 751}, up, wrapped(kFixedLatex[4])},
           {"equation", {520, 733, 880, 751}, up, wrapped(kFixedLatex[5])},
-          // DEVIATION: spec 2.3 keeps `unknown` (recognised as text); the later-client parser
-          // of spec 2.2 makes it an image (ambiguous spec, implementation expected).
+          // DEVIATION: MINERU.md 2.3 keeps `unknown` (recognised as text); the later-client parser
+          // of MINERU.md 2.2 makes it an image (ambiguous upstream, implementation expected).
           {"image", {910, 700, 990, 740}, up, nullptr},
           {"aside_text", {960, 100, 990, 400}, 270, "arXiv:2509.00001v1"},
           {"text", {100, 756, 480, 776}, 90, "Rotated right text"},

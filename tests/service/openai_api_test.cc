@@ -43,7 +43,7 @@ std::vector<uint8_t> PngBytes() { return testing_support::PatternPng(112, 84, 37
 
 std::string PngDataUrl() { return image::MakeDataUrl("image/png", PngBytes()); }
 
-// What mineru_vl_utils' http_client sends (spec mineru.md 4.4).
+// What mineru_vl_utils' http_client sends (docs/SCALE_OUT.md, "The request").
 Json MineruBody(const std::string& prompt, const std::string& image_url) {
   return Json{{"model", kModelId},
               {"messages",
