@@ -157,9 +157,10 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   double best_prefill = 1e30, best_decode = 1e30;
   for (int r = 0; r < args.repeat; ++r) {
     const int64_t block = 64;
-    model::KvCache cache(config.text, block,
-                         (args.prefill + args.decode_tokens + block - 1) / block + 1);
-    model::KvCache::Sequence seq;
+    const int64_t blocks = (args.prefill + args.decode_tokens + block - 1) / block + 1;
+    model::KvCache cache(config.text, block, blocks);
+    std::vector<int32_t> table(static_cast<size_t>(blocks));  // the sequence owns every block
+    for (size_t b = 0; b < table.size(); ++b) table[b] = static_cast<int32_t>(b);
     std::vector<float> x(ids.size() * static_cast<size_t>(d));
     std::vector<std::array<int32_t, 3>> positions(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
@@ -168,7 +169,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     }
     std::vector<float> logits(static_cast<size_t>(vocab));
     const int64_t last_row = args.prefill - 1;
-    model::DecoderStep step{&seq, args.prefill};
+    model::DecoderStep step{table, 0, args.prefill};
     t0 = Now();
     Status status = model.decoder().Embed(pool, ids, x.data());
     if (status) {
@@ -180,7 +181,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     t0 = Now();
     for (int k = 0; k < args.decode_tokens; ++k) {
       const int32_t next = static_cast<int32_t>(ops::ArgMax(logits.data(), vocab));
-      step = {&seq, 1};
+      step = {table, args.prefill + k, 1};
       const auto p = static_cast<int32_t>(args.prefill + k);
       const std::array<int32_t, 3> pos = {p, p, p};
       const int64_t row = 0;

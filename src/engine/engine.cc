@@ -91,6 +91,7 @@ void Engine::Impl::Start() {
   const int64_t blocks =
       options_.kv_cache_bytes / model::KvCache::BlockBytes(config.text, options_.kv_block_tokens);
   cache_ = std::make_unique<model::KvCache>(config.text, options_.kv_block_tokens, blocks);
+  planner_ = std::make_unique<Planner>(options_, blocks);
   local_.kv_blocks_total = blocks;
   local_.kv_block_bytes = model::KvCache::BlockBytes(config.text, options_.kv_block_tokens);
   stats_ = local_;
@@ -227,10 +228,13 @@ Result<std::unique_ptr<Sequence>> Engine::Impl::Prepare(Request request) {
   }
   seq->sampler = std::make_unique<Sampler>(request.sampling, seq->prompt, config.text.vocab_size);
   seq->images = std::move(request.images);
-  seq->priority = request.priority;
-  seq->deadline = request.deadline;
+  seq->sched.priority = request.priority;
+  seq->sched.deadline = request.deadline;
+  seq->sched.images = static_cast<int64_t>(seq->grids.size());
+  for (const model::ImageGrid& g : seq->grids) seq->sched.patches += g.patches();
+  seq->sched.vision_pending = !seq->grids.empty();
+  seq->sched.prompt_tokens = prompt_length;
   seq->keep_logits = request.keep_logits;
-  seq->prefill_target = prompt_length;
   seq->state = std::make_shared<RequestState>(std::move(request.on_token));
   return seq;
 }
@@ -249,7 +253,7 @@ Result<RequestHandle> Engine::Impl::Submit(Request request) {
                 "{} requests already wait for the engine (max_waiting); try again later", queued_);
   }
   std::unique_ptr<Sequence> seq = std::move(*prepared);
-  seq->arrival = next_arrival_++;
+  seq->sched.id = next_arrival_++;
   seq->submitted = Clock::now();
   RequestHandle handle(seq->state);
   inbox_.push_back(std::move(seq));
@@ -275,7 +279,7 @@ void Engine::Impl::Loop() {
     // for KV blocks), poll their timers and cancels every 2 ms.
     std::unique_lock lock(mutex_);
     auto woken = [&] { return stopping_ || !inbox_.empty(); };
-    if (waiting_.empty() && running_.empty()) {
+    if (live_.empty()) {
       wake_.wait(lock, woken);
     } else {
       wake_.wait_for(lock, std::chrono::milliseconds(2), woken);
@@ -283,9 +287,14 @@ void Engine::Impl::Loop() {
   }
   // Shut down: everything unfinished ends with an error.
   TakeSubmissions();
-  for (auto& seq : waiting_) Finish(seq.get(), FinishReason::kError, "engine shut down");
-  for (auto& seq : running_) Finish(seq.get(), FinishReason::kError, "engine shut down");
+  for (const auto* list : {&planner_->waiting(), &planner_->running()}) {
+    const std::vector<ScheduledSequence*> ending = *list;  // Finish takes them out of the list
+    for (ScheduledSequence* seq : ending) {
+      Finish(Live(seq->id), FinishReason::kError, "engine shut down");
+    }
+  }
   RemoveFinished();
+  SyncQueued();
   PublishStats();
 }
 

@@ -14,13 +14,15 @@
 //   while (auto tokens = handle.Next()) { ... }        // streamed ids
 //   const engine::GenerationResult& result = handle.Wait();  // text, finish reason, usage
 //
-// Each iteration the engine thread (1) drops cancelled and expired requests, (2) admits
-// waiting requests in priority order while their prompts fit in free KV blocks, (3) encodes
-// the images of admitted requests together (vision batching), (4) runs one decoder pass over
-// one new token of every decoding sequence plus prefill chunks of admitted prompts within
-// max_batch_tokens, and (5) samples, streams and finishes. Requests join and leave between
-// iterations. Every per-row kernel is independent of the other rows of a pass, so a
-// request's tokens and logits do not depend on what it was batched with.
+// Each iteration the engine thread plans, executes and commits. The plan (engine/planner.h)
+// (1) drops cancelled and expired requests, (2) admits waiting requests in priority order
+// while their prompts fit in free KV blocks, (3) picks the images of admitted requests to
+// encode together (vision batching) and (4) the tokens of one decoder pass: one new token of
+// every decoding sequence plus prefill chunks of admitted prompts within max_batch_tokens,
+// preempting when KV blocks run out. The model then runs that plan, and the commit samples,
+// streams and finishes. Requests join and leave between iterations. Every per-row kernel is
+// independent of the other rows of a pass, so a request's tokens and logits do not depend on what
+// it was batched with.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The engine's inside: a request's life on the engine thread (Sequence) and the state the
-// thread owns. engine.cc holds submission and the thread; scheduler.cc one iteration.
+// thread owns. engine.cc holds submission and the thread; scheduler.cc one iteration (plan with
+// engine/planner.h, execute on the model, commit).
 #pragma once
 
 #include <condition_variable>
@@ -8,22 +9,22 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "engine/batch_plan.h"
 #include "engine/engine.h"
+#include "engine/planner.h"
 #include "engine/sampling.h"
 #include "model/kv_cache.h"
 
 namespace mineru::engine {
 
-// One admitted or waiting request, owned by the engine thread once submitted.
+// One admitted or waiting request, owned by the engine thread once submitted: what the
+// planner decides on (`sched`) and the tokens, images and sampler the passes and commits use.
 struct Sequence {
-  enum class Phase { kWaiting, kVision, kPrefill, kDecode };
-
-  uint64_t arrival = 0;  // submission order: the tie-break after priority
-  int32_t priority = 0;
-  std::optional<Clock::time_point> deadline;
+  ScheduledSequence sched;  // id = arrival order
   std::shared_ptr<RequestState> state;
   bool keep_logits = false;
 
@@ -39,21 +40,12 @@ struct Sequence {
   std::vector<int32_t> stop_ids;
   int64_t max_new_tokens = 0;
 
-  Phase phase = Phase::kWaiting;
-  model::KvCache::Sequence kv;
-  // Tokens to prefill: the prompt, plus after a preemption every output token but the last.
-  int64_t prefill_target = 0;
-  int64_t prefilled = 0;
-  bool prefill_needs_logits = true;  // false when recomputing (the next token is known)
-  std::vector<int32_t> output;       // emitted tokens (a stop token is not kept here)
+  std::vector<int32_t> output;  // emitted tokens (a stop token is not kept here)
   std::vector<std::vector<float>> logits;
-  int64_t recomputed = 0;
 
-  Clock::time_point submitted{}, admitted{}, vision_done{}, first_token{};
+  Clock::time_point submitted{}, vision_done{}, first_token{};
   double vision_seconds = 0;
 
-  bool has_vision_pending() const { return !grids.empty() && vision.empty(); }
-  int64_t prefill_length() const { return static_cast<int64_t>(prompt.size()); }
   // Token id at prefill index i (prompt, then earlier output).
   int32_t PrefillId(int64_t i) const {
     const auto n = static_cast<int64_t>(prompt.size());
@@ -65,8 +57,15 @@ struct Sequence {
     const auto p = static_cast<int32_t>(positions.next_position + (i - n));
     return {p, p, p};
   }
-  // Rank for admission and preemption: smaller is more important.
-  std::pair<int32_t, uint64_t> rank() const { return {priority, arrival}; }
+};
+
+// What the execute step hands the commit step: the plan's outcome, in the plan's order.
+struct PassResult {
+  std::vector<Sequence*> step_seqs;  // per plan step; null when the step did not run
+  // Sequences whose images failed (preprocessing or the vision pass), with the message.
+  std::vector<std::pair<Sequence*, std::string>> vision_failed;
+  Status decoder = OkStatus();  // of the decoder pass, when it ran
+  bool decoder_ran = false;
 };
 
 class Engine::Impl {
@@ -90,17 +89,20 @@ class Engine::Impl {
  private:
   Result<std::unique_ptr<Sequence>> Prepare(Request request);
   void Loop();
-  // One scheduling iteration; false when there was nothing to do.
+  // One scheduling iteration: plan, execute, commit; false when nothing ran.
   bool Iterate();
   void TakeSubmissions();
-  void ExpireAndCancel();
-  void Admit();
-  void RunVision();
-  void RunBatch();
-  void Preempt(Sequence* victim);
+  // Execute: the plan's vision pass, then its decoder pass (logits to logits_).
+  PassResult Execute(const BatchPlan& plan);
+  void RunVision(const BatchPlan& plan, PassResult& result);
+  void RunDecoder(const BatchPlan& plan, PassResult& result);
+  // Commit: failures, then sampling, streaming and finishing, in the plan's step order.
+  void Commit(const BatchPlan& plan, PassResult& result);
   void Finish(Sequence* seq, FinishReason reason, std::string error = {});
   void RemoveFinished();
-  bool VisionDue(Clock::time_point now) const;
+  Sequence* Live(uint64_t id) const { return live_.at(id).get(); }
+  // queued_ = inbox + waiting again, after the engine thread changed the waiting list.
+  void SyncQueued();
   void PublishStats();
 
   // Shared with submitting threads.
@@ -108,18 +110,18 @@ class Engine::Impl {
   std::condition_variable wake_;
   std::deque<std::unique_ptr<Sequence>> inbox_;
   bool stopping_ = false;
-  int64_t queued_ = 0;  // inbox + waiting, bounded by max_waiting
+  int64_t queued_ = 0;  // inbox + waiting, bounded by max_waiting (engine thread: SyncQueued)
   uint64_t next_arrival_ = 0;
   EngineStats stats_;
 
   // Engine thread only.
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<model::KvCache> cache_;
-  std::vector<std::unique_ptr<Sequence>> waiting_;  // sorted by rank
-  std::vector<std::unique_ptr<Sequence>> running_;  // admitted, sorted by rank
-  std::vector<Sequence*> finished_;                 // this iteration, removed at its end
-  EngineStats local_;                               // counters kept by the engine thread
-  std::vector<float> logits_;                       // [rows with logits, vocab] of a pass
+  std::unique_ptr<model::KvCache> cache_;  // storage; planner_ owns who holds which block
+  std::unique_ptr<Planner> planner_;
+  std::unordered_map<uint64_t, std::unique_ptr<Sequence>> live_;  // by id, waiting or running
+  std::vector<Sequence*> finished_;  // this iteration, removed from live_ at its end
+  EngineStats local_;                // counters kept by the engine thread
+  std::vector<float> logits_;        // [rows with logits, vocab] of a pass
   std::thread thread_;
 };
 

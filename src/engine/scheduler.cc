@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// One scheduling iteration of the engine thread (see engine.h for the steps).
+// One iteration of the engine thread: plan (engine/planner.h decides everything into a
+// BatchPlan), execute (the model runs exactly what the plan names: a vision pass over its
+// images, one decoder pass over its steps' tokens, into its steps' KV blocks) and commit
+// (sampling, stop checks, streaming, finishing). Requests the plan ends (cancelled, expired)
+// are finished before the passes, so their results do not wait for compute.
 //
 // Invariants between iterations:
-//   - waiting_ and running_ are sorted by rank (priority, then arrival);
-//   - a running sequence holds KV blocks for at least every token it has prefilled, and from
-//     admission on, blocks for its whole prefill target (so prefill never waits for memory);
+//   - every live sequence is in the planner's waiting or running list, and the other way round;
 //   - a decoding sequence has emitted output.back(), which is not yet in its KV cache;
 //   - blocks in use = the sum of running sequences' blocks (finished ones released at once).
 #include <algorithm>
@@ -18,25 +20,23 @@ namespace {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-template <class T>
-void InsertByRank(std::vector<std::unique_ptr<T>>& list, std::unique_ptr<T> item) {
-  auto at = std::upper_bound(list.begin(), list.end(), item,
-                             [](const auto& a, const auto& b) { return a->rank() < b->rank(); });
-  list.insert(at, std::move(item));
-}
-
 }  // namespace
 
 bool Engine::Impl::Iterate() {
   if (options_.before_iteration) options_.before_iteration();
   TakeSubmissions();
-  ExpireAndCancel();
-  Admit();
+  for (auto& [id, seq] : live_) seq->sched.cancelled = seq->state->cancel_requested();
   const int64_t iterations_before = local_.iterations;
-  if (VisionDue(Clock::now())) RunVision();
-  RunBatch();
+  const BatchPlan plan = planner_->Plan(Clock::now());
+  SyncQueued();
+  for (const BatchPlan::Ended& ended : plan.ended) Finish(Live(ended.id), ended.reason);
+  local_.preemptions += static_cast<int64_t>(plan.preempted.size());
+  PassResult result = Execute(plan);
+  Commit(plan, result);
   RemoveFinished();
+  SyncQueued();
   PublishStats();
+  // A vision pass or a decoder pass ran (not so when every planned image failed to load).
   return local_.iterations != iterations_before;
 }
 
@@ -48,81 +48,38 @@ void Engine::Impl::TakeSubmissions() {
   }
   for (auto& seq : taken) {
     local_.prompt_tokens += static_cast<int64_t>(seq->prompt.size());
-    InsertByRank(waiting_, std::move(seq));
+    planner_->Add(&seq->sched);
+    const uint64_t id = seq->sched.id;
+    live_.emplace(id, std::move(seq));
   }
 }
 
-void Engine::Impl::ExpireAndCancel() {
-  const Clock::time_point now = Clock::now();
-  for (auto* list : {&waiting_, &running_}) {
-    for (auto& seq : *list) {
-      if (seq->state->cancel_requested()) {
-        Finish(seq.get(), FinishReason::kCancelled);
-      } else if (seq->deadline && now >= *seq->deadline) {
-        Finish(seq.get(), FinishReason::kDeadline);
-      }
-    }
-  }
-  RemoveFinished();
+void Engine::Impl::SyncQueued() {
+  std::lock_guard lock(mutex_);
+  queued_ = static_cast<int64_t>(inbox_.size() + planner_->waiting().size());
 }
 
-void Engine::Impl::Admit() {
-  // Keep about 1% of the blocks free for running sequences to grow into (vLLM's watermark),
-  // unless nothing runs.
-  const int64_t watermark = running_.empty() ? 0 : cache_->num_blocks() / 100;
-  while (!waiting_.empty() && static_cast<int64_t>(running_.size()) < options_.max_running) {
-    Sequence& seq = *waiting_.front();
-    const int64_t needed =
-        (seq.prefill_target + cache_->block_tokens() - 1) / cache_->block_tokens();
-    // Strict priority: the head waits for memory rather than be overtaken.
-    if (needed > cache_->free_blocks() - watermark) break;
-    MINERU_CHECK(cache_->Reserve(seq.kv, seq.prefill_target).has_value(), "reserve after check");
-    seq.admitted = Clock::now();
-    seq.phase = seq.has_vision_pending() ? Sequence::Phase::kVision : Sequence::Phase::kPrefill;
-    InsertByRank(running_, std::move(waiting_.front()));
-    waiting_.erase(waiting_.begin());
-    std::lock_guard lock(mutex_);
-    --queued_;
-  }
+PassResult Engine::Impl::Execute(const BatchPlan& plan) {
+  PassResult result;
+  if (!plan.vision.empty()) RunVision(plan, result);
+  RunDecoder(plan, result);
+  return result;
 }
 
-bool Engine::Impl::VisionDue(Clock::time_point now) const {
-  int64_t images = 0;
-  bool overdue = false;
-  for (const auto& seq : running_) {
-    if (seq->phase != Sequence::Phase::kVision) continue;
-    images += static_cast<int64_t>(seq->grids.size());
-    overdue = overdue || now - seq->admitted >= options_.vision_max_wait;
-  }
-  return images > 0 && (images >= options_.vision_max_images || overdue);
-}
-
-void Engine::Impl::RunVision() {
+void Engine::Impl::RunVision(const BatchPlan& plan, PassResult& result) {
   const model::ModelConfig& config = model_->config();
-  std::vector<Sequence*> batch;
-  int64_t images = 0, patches = 0;
-  for (const auto& seq : running_) {
-    if (seq->phase != Sequence::Phase::kVision) continue;
-    int64_t seq_patches = 0;
-    for (const model::ImageGrid& g : seq->grids) seq_patches += g.patches();
-    const auto seq_images = static_cast<int64_t>(seq->grids.size());
-    if (!batch.empty() && (images + seq_images > options_.vision_max_images ||
-                           patches + seq_patches > options_.vision_max_patches)) {
-      break;
-    }
-    batch.push_back(seq.get());
-    images += seq_images;
-    patches += seq_patches;
-  }
   const Clock::time_point start = Clock::now();
   // Pixel values of every image in order; RGB images are preprocessed here, on the pool.
   const int64_t patch_dim = config.vision.in_channels * config.vision.temporal_patch_size *
                             config.vision.patch_size * config.vision.patch_size;
+  int64_t patches = 0;
+  for (uint64_t id : plan.vision) patches += Live(id)->sched.patches;
   std::vector<float> pixels;
   pixels.reserve(static_cast<size_t>(patches * patch_dim));
   std::vector<model::ImageGrid> grids;
   std::vector<Sequence*> encoded;
-  for (Sequence* seq : batch) {
+  for (uint64_t id : plan.vision) {
+    Sequence* seq = Live(id);
     const size_t before = pixels.size();
     std::string error;
     for (ImageInput& image : seq->images) {
@@ -139,146 +96,90 @@ void Engine::Impl::RunVision() {
     }
     if (!error.empty()) {
       pixels.resize(before);
-      Finish(seq, FinishReason::kError, error);
+      result.vision_failed.emplace_back(seq, std::move(error));
       continue;
     }
     grids.insert(grids.end(), seq->grids.begin(), seq->grids.end());
     encoded.push_back(seq);
   }
-  if (!encoded.empty()) {
-    auto rows = model_->vision().Encode(*pool_, pixels, grids);
-    const double seconds = Seconds(Clock::now() - start);
-    const int64_t d = config.text.hidden_size;
-    int64_t offset = 0;
-    for (Sequence* seq : encoded) {
-      if (!rows) {
-        Finish(seq, FinishReason::kError, rows.error().ToString());
-        continue;
-      }
-      seq->vision.assign(rows->begin() + offset * d,
-                         rows->begin() + (offset + seq->image_tokens) * d);
-      offset += seq->image_tokens;
-      seq->images.clear();
-      seq->images.shrink_to_fit();
-      seq->vision_seconds += seconds;
-      seq->vision_done = Clock::now();
-      seq->phase = Sequence::Phase::kPrefill;
-    }
-    ++local_.vision_passes;
-    local_.vision_images += static_cast<int64_t>(grids.size());
-    ++local_.iterations;
-  }
-  RemoveFinished();
-}
-
-void Engine::Impl::Preempt(Sequence* victim) {
-  // Recompute preemption: the KV blocks go back to the pool; the sequence later prefills its
-  // prompt and every output token but the last again (the last is its pending next input).
-  cache_->Release(victim->kv);
-  victim->prefilled = 0;
-  const auto out = static_cast<int64_t>(victim->output.size());
-  victim->prefill_target =
-      static_cast<int64_t>(victim->prompt.size()) + std::max<int64_t>(out - 1, 0);
-  victim->prefill_needs_logits = out == 0;
-  victim->recomputed += victim->prefill_target;
-  victim->phase = Sequence::Phase::kWaiting;
-  ++local_.preemptions;
-  auto it = std::find_if(running_.begin(), running_.end(),
-                         [&](const auto& s) { return s.get() == victim; });
-  std::unique_ptr<Sequence> owned = std::move(*it);
-  running_.erase(it);
-  InsertByRank(waiting_, std::move(owned));
-  std::lock_guard lock(mutex_);
-  ++queued_;
-}
-
-void Engine::Impl::RunBatch() {
-  const model::ModelConfig& config = model_->config();
-  const int64_t d = config.text.hidden_size, vocab = config.text.vocab_size;
-  struct Item {
-    Sequence* seq;
-    int64_t n;    // tokens this iteration
-    bool logits;  // needs the logits of its last row
-  };
-  // Every decoding sequence advances one token; prefill chunks share the remaining budget.
-  std::vector<Item> items;
-  int64_t budget = options_.max_batch_tokens;
-  for (const auto& seq : running_) {
-    if (seq->phase == Sequence::Phase::kDecode) {
-      items.push_back({seq.get(), 1, true});
-      --budget;
-    }
-  }
-  for (const auto& seq : running_) {
-    if (seq->phase != Sequence::Phase::kPrefill || budget <= 0) continue;
-    const int64_t n = std::min(budget, seq->prefill_target - seq->prefilled);
-    const bool last = seq->prefilled + n == seq->prefill_target;
-    items.push_back({seq.get(), n, last && seq->prefill_needs_logits});
-    budget -= n;
-  }
-  // Reserve the blocks this step needs; when the pool runs dry, preempt the least important
-  // running sequence (possibly the one asking) and try again.
-  for (size_t i = 0; i < items.size();) {
-    Sequence* seq = items[i].seq;
-    if (cache_->Reserve(seq->kv, seq->kv.length + items[i].n)) {
-      ++i;
+  if (encoded.empty()) return;
+  auto rows = model_->vision().Encode(*pool_, pixels, grids);
+  const double seconds = Seconds(Clock::now() - start);
+  const int64_t d = config.text.hidden_size;
+  int64_t offset = 0;
+  for (Sequence* seq : encoded) {
+    if (!rows) {
+      result.vision_failed.emplace_back(seq, rows.error().ToString());
       continue;
     }
-    Sequence* victim = nullptr;
-    for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
-      if (!(*it)->kv.blocks.empty()) {
-        victim = it->get();
-        break;
-      }
-    }
-    MINERU_CHECK(victim != nullptr, "KV cache full with no sequence holding blocks");
-    auto at =
-        std::find_if(items.begin(), items.end(), [&](const Item& x) { return x.seq == victim; });
-    if (at != items.end()) {
-      if (at - items.begin() < static_cast<ptrdiff_t>(i)) --i;
-      items.erase(at);
-    }
-    Preempt(victim);
+    seq->vision.assign(rows->begin() + offset * d,
+                       rows->begin() + (offset + seq->image_tokens) * d);
+    offset += seq->image_tokens;
+    seq->images.clear();
+    seq->images.shrink_to_fit();
+    seq->vision_seconds += seconds;
+    seq->vision_done = Clock::now();
   }
-  if (items.empty()) return;
+  ++local_.vision_passes;
+  local_.vision_images += static_cast<int64_t>(grids.size());
+  ++local_.iterations;
+}
 
+void Engine::Impl::RunDecoder(const BatchPlan& plan, PassResult& result) {
+  const model::ModelConfig& config = model_->config();
+  const int64_t d = config.text.hidden_size, vocab = config.text.vocab_size;
+  // A sequence whose images failed does not run: its steps drop out of the pass.
+  result.step_seqs.reserve(plan.steps.size());
+  for (const BatchPlan::Step& step : plan.steps) {
+    Sequence* seq = Live(step.id);
+    const bool failed = std::any_of(result.vision_failed.begin(), result.vision_failed.end(),
+                                    [&](const auto& failure) { return failure.first == seq; });
+    result.step_seqs.push_back(failed ? nullptr : seq);
+  }
   // Inputs: ids (decode: the pending token; prefill: the chunk), positions, logit rows.
   std::vector<int32_t> ids;
   std::vector<std::array<int32_t, 3>> positions;
   std::vector<model::DecoderStep> steps;
   std::vector<int64_t> logit_rows;
-  for (const Item& item : items) {
-    Sequence& seq = *item.seq;
-    if (seq.phase == Sequence::Phase::kDecode) {
-      ids.push_back(seq.output.back());
-      const auto p = static_cast<int32_t>(seq.positions.next_position +
-                                          static_cast<int64_t>(seq.output.size()) - 1);
+  ids.reserve(static_cast<size_t>(plan.tokens()));
+  positions.reserve(static_cast<size_t>(plan.tokens()));
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const BatchPlan::Step& step = plan.steps[s];
+    const Sequence* seq = result.step_seqs[s];
+    if (seq == nullptr) continue;
+    if (step.decode) {
+      ids.push_back(seq->output.back());
+      const auto p = static_cast<int32_t>(seq->positions.next_position +
+                                          static_cast<int64_t>(seq->output.size()) - 1);
       positions.push_back({p, p, p});
     } else {
-      for (int64_t i = seq.prefilled; i < seq.prefilled + item.n; ++i) {
-        ids.push_back(seq.PrefillId(i));
-        positions.push_back(seq.PrefillPosition(i));
+      for (int64_t i = step.start; i < step.start + step.num_tokens; ++i) {
+        ids.push_back(seq->PrefillId(i));
+        positions.push_back(seq->PrefillPosition(i));
       }
     }
-    steps.push_back({&seq.kv, item.n});
-    if (item.logits) logit_rows.push_back(static_cast<int64_t>(ids.size()) - 1);
+    steps.push_back({step.blocks, step.start, step.num_tokens});
+    if (step.logits) logit_rows.push_back(static_cast<int64_t>(ids.size()) - 1);
   }
+  if (steps.empty()) return;
   const auto rows = static_cast<int64_t>(ids.size());
   std::vector<float> x(static_cast<size_t>(rows * d));
   Status status = model_->decoder().Embed(*pool_, ids, x.data());
   int64_t row = 0;
-  for (const Item& item : items) {  // image tokens take their vision rows
-    const Sequence& seq = *item.seq;
-    if (seq.phase == Sequence::Phase::kPrefill && !seq.vision.empty()) {
-      for (int64_t i = seq.prefilled; i < seq.prefilled + item.n; ++i) {
-        const int64_t prompt_n = static_cast<int64_t>(seq.prompt.size());
-        const int32_t v = i < prompt_n ? seq.vision_row_of[static_cast<size_t>(i)] : -1;
+  for (size_t s = 0; s < plan.steps.size(); ++s) {  // image tokens take their vision rows
+    const BatchPlan::Step& step = plan.steps[s];
+    const Sequence* seq = result.step_seqs[s];
+    if (seq == nullptr) continue;
+    if (!step.decode && !seq->vision.empty()) {
+      const auto prompt_n = static_cast<int64_t>(seq->prompt.size());
+      for (int64_t i = step.start; i < step.start + step.num_tokens; ++i) {
+        const int32_t v = i < prompt_n ? seq->vision_row_of[static_cast<size_t>(i)] : -1;
         if (v >= 0)
-          std::copy_n(seq.vision.data() + int64_t{v} * d, d,
-                      x.data() + (row + i - seq.prefilled) * d);
+          std::copy_n(seq->vision.data() + int64_t{v} * d, d,
+                      x.data() + (row + i - step.start) * d);
       }
     }
-    row += item.n;
+    row += step.num_tokens;
   }
   // Kept across iterations: a fresh buffer of up to max_running x vocab floats per step would
   // cost page faults on every step.
@@ -289,9 +190,18 @@ void Engine::Impl::RunBatch() {
                                        logits_.data());
   }
   ++local_.iterations;
-  if (!status) {
-    for (const Item& item : items)
-      Finish(item.seq, FinishReason::kError, status.error().ToString());
+  result.decoder_ran = true;
+  result.decoder = std::move(status);
+}
+
+void Engine::Impl::Commit(const BatchPlan& plan, PassResult& result) {
+  const int64_t vocab = model_->config().text.vocab_size;
+  for (auto& [seq, error] : result.vision_failed) Finish(seq, FinishReason::kError, error);
+  if (!result.decoder_ran) return;
+  if (!result.decoder) {
+    for (Sequence* seq : result.step_seqs) {
+      if (seq != nullptr) Finish(seq, FinishReason::kError, result.decoder.error().ToString());
+    }
     return;
   }
 
@@ -304,15 +214,11 @@ void Engine::Impl::RunBatch() {
   };
   std::vector<Pick> picks;
   size_t logit_index = 0;
-  for (const Item& item : items) {
-    Sequence& seq = *item.seq;
-    if (seq.phase == Sequence::Phase::kPrefill) {
-      seq.prefilled += item.n;
-      if (seq.prefilled < seq.prefill_target) continue;
-      seq.phase = Sequence::Phase::kDecode;
-      if (!item.logits) continue;  // recomputed: output.back() is the next input
-    }
-    picks.push_back({&seq, logits_.data() + logit_index++ * static_cast<size_t>(vocab), 0});
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    Sequence* seq = result.step_seqs[s];
+    if (seq == nullptr) continue;
+    if (!planner_->Advance(&seq->sched, plan.steps[s])) continue;
+    picks.push_back({seq, logits_.data() + logit_index++ * static_cast<size_t>(vocab), 0});
   }
   pool_->ParallelFor(picks.size(), [&](size_t i, int) {
     Pick& pick = picks[i];
@@ -331,6 +237,7 @@ void Engine::Impl::RunBatch() {
       continue;
     }
     seq.output.push_back(token);
+    ++seq.sched.output_tokens;
     seq.state->Emit(token);
     const auto produced = static_cast<int64_t>(seq.output.size());
     if (produced >= seq.max_new_tokens) Finish(&seq, FinishReason::kLength);
@@ -339,7 +246,7 @@ void Engine::Impl::RunBatch() {
 
 void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error) {
   if (std::find(finished_.begin(), finished_.end(), seq) != finished_.end()) return;
-  cache_->Release(seq->kv);
+  planner_->Remove(&seq->sched);
   const Clock::time_point now = Clock::now();
   GenerationResult result;
   result.finish_reason = reason;
@@ -362,15 +269,16 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.usage.completion_tokens =
       static_cast<int64_t>(seq->output.size()) + (reason == FinishReason::kStop ? 1 : 0);
   if (reason == FinishReason::kStop) result.stop_id = seq->sampler->output().back();
-  result.usage.recomputed_tokens = seq->recomputed;
+  result.usage.recomputed_tokens = seq->sched.recomputed;
   Timings& t = result.timings;
-  const bool admitted = seq->admitted != Clock::time_point{};
+  const Clock::time_point admitted_at = seq->sched.admitted;
+  const bool admitted = admitted_at != Clock::time_point{};
   const bool first = seq->first_token != Clock::time_point{};
-  t.queued = Seconds((admitted ? seq->admitted : now) - seq->submitted);
+  t.queued = Seconds((admitted ? admitted_at : now) - seq->submitted);
   t.vision = seq->vision_seconds;
   if (first) {
     const Clock::time_point prefill_start =
-        seq->vision_done != Clock::time_point{} ? seq->vision_done : seq->admitted;
+        seq->vision_done != Clock::time_point{} ? seq->vision_done : admitted_at;
     t.prefill = Seconds(seq->first_token - prefill_start);
     t.decode = Seconds(now - seq->first_token);
     t.time_to_first_token = Seconds(seq->first_token - seq->submitted);
@@ -390,25 +298,14 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
 }
 
 void Engine::Impl::RemoveFinished() {
-  if (finished_.empty()) return;
-  auto is_finished = [&](const std::unique_ptr<Sequence>& s) {
-    return std::find(finished_.begin(), finished_.end(), s.get()) != finished_.end();
-  };
-  const auto waiting_before = static_cast<int64_t>(waiting_.size());
-  std::erase_if(waiting_, is_finished);
-  std::erase_if(running_, is_finished);
+  for (Sequence* seq : finished_) live_.erase(seq->sched.id);
   finished_.clear();
-  const int64_t left_waiting = waiting_before - static_cast<int64_t>(waiting_.size());
-  if (left_waiting > 0) {
-    std::lock_guard lock(mutex_);
-    queued_ -= left_waiting;
-  }
 }
 
 void Engine::Impl::PublishStats() {
-  local_.waiting = static_cast<int64_t>(waiting_.size());
-  local_.running = static_cast<int64_t>(running_.size());
-  local_.kv_blocks_used = cache_->num_blocks() - cache_->free_blocks();
+  local_.waiting = static_cast<int64_t>(planner_->waiting().size());
+  local_.running = static_cast<int64_t>(planner_->running().size());
+  local_.kv_blocks_used = planner_->blocks().used_blocks();
   std::lock_guard lock(mutex_);
   const int64_t submitted = stats_.submitted, rejected = stats_.rejected;
   local_.waiting += static_cast<int64_t>(inbox_.size());

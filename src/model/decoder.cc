@@ -41,21 +41,11 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
   for (int64_t r : logit_rows) {
     if (r < 0 || r >= rows) return Fail(ErrorCode::kInternal, "logit row {} of {}", r, rows);
   }
-  // Reserve every sequence's pages first: a full cache changes nothing.
-  std::vector<size_t> blocks_before;
-  for (const DecoderStep& step : steps) blocks_before.push_back(step.sequence->blocks.size());
+  // Every table is checked first: a bad one changes nothing.
   for (size_t s = 0; s < steps.size(); ++s) {
-    KvCache::Sequence& seq = *steps[s].sequence;
-    if (Status status = cache.Reserve(seq, seq.length + steps[s].num_tokens); !status) {
-      for (size_t u = 0; u <= s; ++u) {  // hand back what this call took
-        KvCache::Sequence& taken = *steps[u].sequence;
-        KvCache::Sequence extra;
-        extra.blocks.assign(taken.blocks.begin() + static_cast<ptrdiff_t>(blocks_before[u]),
-                            taken.blocks.end());
-        taken.blocks.resize(blocks_before[u]);
-        cache.Release(extra);
-      }
-      return status;
+    if (Status status = cache.CheckTable(steps[s].blocks, steps[s].start + steps[s].num_tokens);
+        !status) {
+      return tl::unexpected(WithContext(status.error(), fmt::format("step {}", s)));
     }
   }
 
@@ -85,13 +75,13 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
                         sin.data());
     int64_t row = 0;
     for (size_t s = 0; s < steps.size(); ++s) {
-      const KvCache::Sequence& seq = *steps[s].sequence;
-      const int64_t n = steps[s].num_tokens;
-      cache.Write(pool, layer, seq, seq.length, n, k + row * qkv_width, qkv_width,
+      const DecoderStep& step = steps[s];
+      const int64_t n = step.num_tokens;
+      cache.Write(pool, layer, step.blocks, step.start, n, k + row * qkv_width, qkv_width,
                   v + row * qkv_width, qkv_width);
       chunks[s].clear();
-      cache.Chunks(layer, seq, seq.length + n, chunks[s]);
-      problems[s] = {q + row * qkv_width,         qkv_width, n, seq.length, chunks[s],
+      cache.Chunks(layer, step.blocks, step.start + n, chunks[s]);
+      problems[s] = {q + row * qkv_width,         qkv_width, n, step.start, chunks[s],
                      attn.data() + row * q_width, q_width};
       row += n;
     }
@@ -104,7 +94,6 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
     ops::MatMul(pool, gate_up.data(), rows, 2 * inter, p.down, nullptr, x, d, true);
     Trace(trace, "decoder.layer." + std::to_string(layer), x, rows, d);
   }
-  for (const DecoderStep& step : steps) step.sequence->length += step.num_tokens;
 
   if (trace != nullptr && *trace) {
     ops::RmsNorm(pool, x, rows, d, d, weights_.final_norm.data(), c.rms_norm_eps, normed.data(), d);

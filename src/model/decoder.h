@@ -3,9 +3,12 @@
 // grouped-query attention with q/k/v bias, SwiGLU), final RMSNorm and the (tied) head.
 //
 // One Forward call advances any mix of sequences: each contributes its next n tokens (a whole
-// prompt, a piece of one, or a single decode token). Keys and values are appended to the
-// sequences' pages in the KvCache and every new token attends to all earlier tokens of its
-// own sequence.
+// prompt, a piece of one, or a single decode token). Each step names its sequence's KV blocks
+// (a block table) and how many tokens they already hold; the new tokens' keys and values are
+// written after those, into the named blocks only, and every new token attends to all earlier
+// tokens of its own sequence. Forward allocates nothing in the cache and keeps no count of what
+// it holds: the caller's tables and lengths are the whole truth (engine/kv_blocks.h for the
+// engine's).
 //
 // Every row's result depends on that row (and its own sequence's keys) alone, never on the
 // other rows of the call: the products run over batch-invariant packed weights.
@@ -26,7 +29,10 @@
 namespace mineru::model {
 
 struct DecoderStep {
-  KvCache::Sequence* sequence = nullptr;
+  // The sequence's block table (KvCache block ids in token order); it must hold
+  // start + num_tokens tokens.
+  std::span<const int32_t> blocks;
+  int64_t start = 0;       // tokens of the sequence already in its blocks
   int64_t num_tokens = 0;  // new tokens; their rows follow the previous step's in x
 };
 
@@ -42,9 +48,10 @@ class Decoder {
   Status Embed(ThreadPool& pool, std::span<const int32_t> ids, float* x) const;
 
   // x: [T, hidden] input embeddings, T = sum of num_tokens; overwritten (the residual stream).
-  // positions: (t, h, w) per row. Appends each step's tokens to its sequence (reserving KV
-  // blocks; kResourceExhausted if the cache is full, with no sequence changed). Writes the
-  // logits of `logit_rows` (indices into x) to logits [logit_rows.size(), vocab].
+  // positions: (t, h, w) per row. Writes each step's keys and values at [start, start + n) of
+  // its block table (kInvalidArgument, before anything is written, when a table cannot hold
+  // them). Writes the logits of `logit_rows` (indices into x) to logits
+  // [logit_rows.size(), vocab].
   // Traces "decoder.layer.<i>" and "decoder.final_norm" (all rows).
   Status Forward(ThreadPool& pool, KvCache& cache, std::span<const DecoderStep> steps, float* x,
                  std::span<const std::array<int32_t, 3>> positions,

@@ -94,13 +94,17 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
   }
   Trace(options.trace, "decoder.input", x.data(), total, d);
 
-  int64_t blocks = 0;
-  for (const GreedyRequest& request : requests) {
-    const int64_t tokens = static_cast<int64_t>(request.ids.size()) + options.steps;
-    blocks += (tokens + options.kv_block_tokens - 1) / options.kv_block_tokens;
+  // Every sequence runs to the end, so each gets its whole block table up front: consecutive
+  // blocks of one cache sized to hold them all.
+  std::vector<std::vector<int32_t>> tables(requests.size());
+  int32_t blocks = 0;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const int64_t tokens = static_cast<int64_t>(requests[r].ids.size()) + options.steps;
+    const int64_t n = (tokens + options.kv_block_tokens - 1) / options.kv_block_tokens;
+    for (int64_t b = 0; b < n; ++b) tables[r].push_back(blocks++);
   }
   KvCache cache(config.text, options.kv_block_tokens, blocks);
-  std::vector<KvCache::Sequence> kv(requests.size());
+  std::vector<int64_t> length(requests.size(), 0);  // tokens in each sequence's blocks
 
   // Prefill.
   std::vector<DecoderStep> steps;
@@ -109,7 +113,8 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
   int64_t row = 0;
   for (size_t r = 0; r < requests.size(); ++r) {
     const auto n = static_cast<int64_t>(requests[r].ids.size());
-    steps.push_back({&kv[r], n});
+    steps.push_back({tables[r], 0, n});
+    length[r] = n;
     const auto& p = result.sequences[r].positions.positions;
     positions.insert(positions.end(), p.begin(), p.end());
     if (options.all_logits) {
@@ -156,7 +161,7 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
     positions.clear();
     logit_rows.clear();
     for (size_t r = 0; r < requests.size(); ++r) {
-      steps.push_back({&kv[r], 1});
+      steps.push_back({tables[r], length[r]++, 1});
       const auto p = static_cast<int32_t>(result.sequences[r].positions.next_position + step);
       positions.push_back({p, p, p});
       logit_rows.push_back(static_cast<int64_t>(r));

@@ -27,9 +27,6 @@ KvCache::KvCache(const TextConfig& config, int64_t block_tokens, int64_t num_blo
   values_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
   MINERU_CHECK(keys_ != nullptr && values_ != nullptr, "KV cache of {} bytes: out of memory",
                2 * total * sizeof(float));
-  free_.reserve(static_cast<size_t>(num_blocks));
-  // Hand out low block ids first (pop from the back).
-  for (int64_t b = num_blocks - 1; b >= 0; --b) free_.push_back(static_cast<int32_t>(b));
 }
 
 int64_t KvCache::BlockBytes(const TextConfig& config, int64_t block_tokens) {
@@ -37,26 +34,19 @@ int64_t KvCache::BlockBytes(const TextConfig& config, int64_t block_tokens) {
          static_cast<int64_t>(sizeof(float));
 }
 
-Status KvCache::Reserve(Sequence& seq, int64_t tokens) {
-  const int64_t needed = (tokens + block_tokens_ - 1) / block_tokens_;
-  const int64_t missing = needed - static_cast<int64_t>(seq.blocks.size());
-  if (missing <= 0) return OkStatus();
-  if (missing > free_blocks()) {
-    return Fail(ErrorCode::kResourceExhausted,
-                "KV cache full: {} more blocks of {} tokens needed, {} of {} free", missing,
-                block_tokens_, free_blocks(), num_blocks_);
+Status KvCache::CheckTable(std::span<const int32_t> blocks, int64_t tokens) const {
+  if (tokens > static_cast<int64_t>(blocks.size()) * block_tokens_) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "a block table of {} blocks of {} tokens cannot hold {} tokens", blocks.size(),
+                block_tokens_, tokens);
   }
-  for (int64_t i = 0; i < missing; ++i) {
-    seq.blocks.push_back(free_.back());
-    free_.pop_back();
+  for (int32_t b : blocks) {
+    if (b < 0 || b >= num_blocks_) {
+      return Fail(ErrorCode::kInvalidArgument, "block {} is not one of the cache's {}", b,
+                  num_blocks_);
+    }
   }
   return OkStatus();
-}
-
-void KvCache::Release(Sequence& seq) {
-  for (int32_t b : seq.blocks) free_.push_back(b);
-  seq.blocks.clear();
-  seq.length = 0;
 }
 
 ops::MutableKvChunk KvCache::Block(int layer, int32_t block) {
@@ -64,25 +54,25 @@ ops::MutableKvChunk KvCache::Block(int layer, int32_t block) {
   return {keys_.get() + offset, values_.get() + offset, block_tokens_};
 }
 
-void KvCache::Write(ThreadPool& pool, int layer, const Sequence& seq, int64_t at, int64_t n,
-                    const float* k, int64_t ldk, const float* v, int64_t ldv) {
-  MINERU_CHECK(at + n <= static_cast<int64_t>(seq.blocks.size()) * block_tokens_,
-               "write past reserved blocks");
+void KvCache::Write(ThreadPool& pool, int layer, std::span<const int32_t> table, int64_t at,
+                    int64_t n, const float* k, int64_t ldk, const float* v, int64_t ldv) {
+  MINERU_CHECK(at + n <= static_cast<int64_t>(table.size()) * block_tokens_,
+               "write past the block table");
   int64_t done = 0;
   while (done < n) {
     const int64_t pos = at + done;
     const int64_t in_block = pos % block_tokens_;
     const int64_t count = std::min(n - done, block_tokens_ - in_block);
     ops::PackKv(pool, shape_, k + done * ldk, ldk, v + done * ldv, ldv, count,
-                Block(layer, seq.blocks[static_cast<size_t>(pos / block_tokens_)]), in_block);
+                Block(layer, table[static_cast<size_t>(pos / block_tokens_)]), in_block);
     done += count;
   }
 }
 
-void KvCache::Chunks(int layer, const Sequence& seq, int64_t tokens,
+void KvCache::Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
                      std::vector<ops::KvChunk>& out) const {
   for (int64_t start = 0; start < tokens; start += block_tokens_) {
-    const int32_t block = seq.blocks[static_cast<size_t>(start / block_tokens_)];
+    const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
     const int64_t offset = (int64_t{layer} * num_blocks_ + block) * block_floats_;
     out.push_back({keys_.get() + offset, values_.get() + offset,
                    std::min(block_tokens_, tokens - start), block_tokens_});

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// Paged key/value storage for the decoder. The cache is a pool of fixed-size blocks; a
-// sequence owns a list of blocks (its block table) and its length. Each block holds
-// block_tokens tokens of every layer in the packed layout the attention kernel streams
-// (keys transposed, values padded: see ops/attention.h). Keys are stored after rotary.
+// Paged key/value storage for the decoder: a pool of fixed-size blocks, each holding
+// block_tokens tokens of every layer in the packed layout the attention kernel streams (keys
+// transposed, values padded: see ops/attention.h). Keys are stored after rotary.
 //
-// Thread safety: none; the engine thread owns the cache.
+// Storage only: the cache decides nothing about which block belongs to whom. A caller names a
+// sequence's blocks as a block table (block ids in token order: token i lives in block
+// table[i / block_tokens] at slot i % block_tokens) and the cache reads and writes exactly
+// those. Who owns which block is the engine's business (engine/kv_blocks.h); a caller that runs
+// sequences alone (model/greedy.h, the bench) lays its tables out itself.
+//
+// Thread safety: none; one thread drives a cache (the engine thread for the engine's).
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -20,11 +26,6 @@ namespace mineru::model {
 
 class KvCache {
  public:
-  struct Sequence {
-    std::vector<int32_t> blocks;
-    int64_t length = 0;  // tokens stored
-  };
-
   // num_blocks blocks of block_tokens tokens (a multiple of ops::kKvAlign).
   KvCache(const TextConfig& config, int64_t block_tokens, int64_t num_blocks);
 
@@ -33,24 +34,22 @@ class KvCache {
 
   int64_t block_tokens() const { return block_tokens_; }
   int64_t num_blocks() const { return num_blocks_; }
-  int64_t free_blocks() const { return static_cast<int64_t>(free_.size()); }
-  int64_t used_blocks() const { return num_blocks_ - free_blocks(); }
   int64_t block_bytes() const { return 2 * num_layers_ * block_floats_ * int64_t{sizeof(float)}; }
   const ops::AttentionShape& shape() const { return shape_; }
 
-  // Gives `seq` enough blocks for `tokens` tokens in total; kResourceExhausted (and no change)
-  // when the pool cannot.
-  Status Reserve(Sequence& seq, int64_t tokens);
-  // Returns the sequence's blocks to the pool and empties it.
-  void Release(Sequence& seq);
+  // OkStatus when `blocks` is a block table that can hold `tokens` tokens: enough entries, each
+  // a block of this cache; kInvalidArgument otherwise.
+  Status CheckTable(std::span<const int32_t> blocks, int64_t tokens) const;
 
-  // Writes n tokens' keys and values of `layer` at sequence positions [at, at + n); the blocks
-  // must be reserved. k, v rows: n_kv_heads * head_dim floats, strides ldk, ldv.
-  void Write(ThreadPool& pool, int layer, const Sequence& seq, int64_t at, int64_t n,
+  // Writes n tokens' keys and values of `layer` at sequence positions [at, at + n) into the
+  // blocks of `table`, which must hold at + n tokens (CheckTable). k, v rows:
+  // n_kv_heads * head_dim floats, strides ldk, ldv.
+  void Write(ThreadPool& pool, int layer, std::span<const int32_t> table, int64_t at, int64_t n,
              const float* k, int64_t ldk, const float* v, int64_t ldv);
 
-  // The chunks of `layer` covering the first `tokens` tokens of seq, appended to out.
-  void Chunks(int layer, const Sequence& seq, int64_t tokens, std::vector<ops::KvChunk>& out) const;
+  // The chunks of `layer` covering the first `tokens` tokens of `table`, appended to out.
+  void Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
+              std::vector<ops::KvChunk>& out) const;
 
  private:
   ops::MutableKvChunk Block(int layer, int32_t block);
@@ -67,7 +66,6 @@ class KvCache {
   };
   std::unique_ptr<float[], FreeDeleter> keys_;
   std::unique_ptr<float[], FreeDeleter> values_;
-  std::vector<int32_t> free_;
 };
 
 }  // namespace mineru::model

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Properties of the model's compute paths on the golden tiny checkpoint that the golden files
 // cannot show: images batched together equal images alone, a prompt fed in pieces equals the
-// prompt fed at once, and a full KV cache refuses work without changing any sequence.
+// prompt fed at once, and a block table too short for a step refuses the pass before anything
+// is written. (Who owns which block, and a full pool refusing without change, is the engine's:
+// tests/engine/scheduler_test.cc.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,7 +108,7 @@ std::vector<float> LastLogits(const Model& model, ThreadPool& pool, const std::v
                               const std::vector<int64_t>& pieces) {
   const auto& text = model.config().text;
   KvCache cache(text, 16, 8);
-  KvCache::Sequence seq;
+  const std::vector<int32_t> table = {0, 1, 2, 3, 4, 5, 6, 7};
   std::vector<float> logits(static_cast<size_t>(text.vocab_size));
   int64_t at = 0;
   for (int64_t n : pieces) {
@@ -117,14 +119,14 @@ std::vector<float> LastLogits(const Model& model, ThreadPool& pool, const std::v
       const auto p = static_cast<int32_t>(at + i);
       positions.push_back({p, p, p});
     }
-    const DecoderStep step{&seq, n};
+    const DecoderStep step{table, at, n};
     const int64_t last = n - 1;
     auto status = model.decoder().Forward(pool, cache, std::span(&step, 1), x.data(), positions,
                                           std::span(&last, 1), logits.data());
     EXPECT_TRUE(status) << status.error().ToString();
     at += n;
   }
-  EXPECT_EQ(seq.length, static_cast<int64_t>(ids.size()));
+  EXPECT_EQ(at, static_cast<int64_t>(ids.size()));
   return logits;
 }
 
@@ -141,28 +143,41 @@ TEST_F(EnginePathsTest, PromptInPiecesEqualsPromptAtOnce) {
   }
 }
 
-TEST_F(EnginePathsTest, FullKvCacheRefusesWithoutChangingSequences) {
+TEST_F(EnginePathsTest, ShortBlockTableRefusesBeforeWriting) {
   const auto& text = model_->config().text;
-  KvCache cache(text, 16, 3);  // 48 tokens in all
-  KvCache::Sequence a, b;
-  std::vector<float> x(static_cast<size_t>(40 * text.hidden_size));
-  std::vector<int32_t> ids(40, 500);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 24; ++i) ids.push_back(100 + 37 * i);
+  const std::vector<float> once = LastLogits(*model_, pool_, ids, {24});
+  KvCache cache(text, 16, 3);
+  const std::vector<int32_t> table = {2, 0};  // any blocks, in token order
+  std::vector<float> x(static_cast<size_t>(24 * text.hidden_size));
+  std::vector<std::array<int32_t, 3>> positions;
+  for (int32_t p = 0; p < 24; ++p) positions.push_back({p, p, p});
+  std::vector<float> logits(static_cast<size_t>(text.vocab_size));
   ASSERT_TRUE(model_->decoder().Embed(pool_, std::span(ids).first(20), x.data()));
-  std::vector<std::array<int32_t, 3>> positions(40, {0, 0, 0});
-  DecoderStep first{&a, 20};
+  const DecoderStep first{table, 0, 20};
   ASSERT_TRUE(model_->decoder().Forward(pool_, cache, std::span(&first, 1), x.data(),
                                         std::span(positions).first(20), {}, nullptr));
-  EXPECT_EQ(cache.free_blocks(), 1);
-  // a needs no new block for 4 more tokens; b needs 2 blocks for 20, only 1 is free.
-  const DecoderStep both[] = {{&a, 4}, {&b, 20}};
-  auto status = model_->decoder().Forward(pool_, cache, both, x.data(),
-                                          std::span(positions).first(24), {}, nullptr);
-  ASSERT_FALSE(status);
-  EXPECT_EQ(status.error().code, ErrorCode::kResourceExhausted);
-  EXPECT_EQ(a.length, 20);
-  EXPECT_EQ(a.blocks.size(), 2u);
-  EXPECT_TRUE(b.blocks.empty());
-  EXPECT_EQ(cache.free_blocks(), 1);
+  // A second sequence's table of one block cannot hold 20 tokens; nor can a table naming a block
+  // the cache does not have. Both passes are refused whole.
+  const std::vector<int32_t> short_table = {1}, foreign = {1, 3};
+  for (const std::vector<int32_t>* bad : {&short_table, &foreign}) {
+    const DecoderStep both[] = {{table, 20, 4}, {*bad, 0, 20}};
+    ASSERT_TRUE(model_->decoder().Embed(pool_, std::span(ids).subspan(20, 4), x.data()));
+    auto status = model_->decoder().Forward(pool_, cache, both, x.data(),
+                                            std::span(positions).first(24), {}, nullptr);
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, ErrorCode::kInvalidArgument);
+  }
+  // The first sequence goes on as if the refused passes never happened: bit-identical to the
+  // prompt fed at once.
+  ASSERT_TRUE(model_->decoder().Embed(pool_, std::span(ids).subspan(20, 4), x.data()));
+  const DecoderStep rest{table, 20, 4};
+  const int64_t last = 3;
+  ASSERT_TRUE(model_->decoder().Forward(pool_, cache, std::span(&rest, 1), x.data(),
+                                        std::span(positions).subspan(20, 4), std::span(&last, 1),
+                                        logits.data()));
+  EXPECT_EQ(logits, once);
 }
 
 TEST_F(EnginePathsTest, TokenIdsOutsideTheVocabularyAreErrors) {
