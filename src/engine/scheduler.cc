@@ -11,6 +11,7 @@
 
 #include "engine/engine_impl.h"
 #include "ops/elementwise.h"
+#include "text/text_assembler.h"
 
 namespace mineru::engine {
 
@@ -346,16 +347,7 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.error = std::move(error);
   result.ids = seq->output;
   if (tokenizer_) {
-    // Ids without a token (the embedding rows past the vocabulary) are dropped, as Hugging Face
-    // tokenizers' decode drops them and as the chat API's text does (service/chat_text.h):
-    // without this one such id emptied the whole text.
-    std::vector<int32_t> known;
-    known.reserve(result.ids.size());
-    for (int32_t id : result.ids) {
-      if (tokenizer_->IdToToken(id)) known.push_back(id);
-    }
-    auto text = tokenizer_->Decode(known, /*skip_special=*/false);
-    if (text) result.text = std::move(*text);
+    result.text = text::DecodeGenerated(*tokenizer_, result.ids, /*skip_special=*/false);
   }
   result.usage.prompt_tokens = static_cast<int64_t>(seq->prompt.size());
   result.usage.image_tokens = seq->image_tokens;
