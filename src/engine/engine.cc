@@ -230,6 +230,7 @@ Result<std::unique_ptr<Sequence>> Engine::Impl::Prepare(Request request) {
   seq->priority = request.priority;
   seq->deadline = request.deadline;
   seq->keep_logits = request.keep_logits;
+  seq->decode_text = request.decode_text;
   seq->prefill_target = prompt_length;
   seq->state = std::make_shared<RequestState>(std::move(request.on_token));
   return seq;

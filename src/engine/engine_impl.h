@@ -26,6 +26,7 @@ struct Sequence {
   std::optional<Clock::time_point> deadline;
   std::shared_ptr<RequestState> state;
   bool keep_logits = false;
+  bool decode_text = true;  // Request::decode_text
 
   std::vector<int32_t> prompt;
   std::vector<model::ImageGrid> grids;

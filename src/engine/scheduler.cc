@@ -346,7 +346,7 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.finish_reason = reason;
   result.error = std::move(error);
   result.ids = seq->output;
-  if (tokenizer_) {
+  if (tokenizer_ && seq->decode_text) {
     result.text = text::DecodeGenerated(*tokenizer_, result.ids, /*skip_special=*/false);
   }
   result.usage.prompt_tokens = static_cast<int64_t>(seq->prompt.size());

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // One chat completion while the engine generates it: the engine's token callback queues ids, a
-// short task on the server's handler pool turns them into text (text/text_assembler.h) and
+// short task on the server's handler pool turns them into text (text/text_assembler.h: the only
+// detokenization of a chat request; the engine is told not to decode, Request::decode_text) and
 // sends it as stream events or, at the end, one chat.completion (service/chat_response.h).
 //
 //   auto generation = std::make_shared<ChatGeneration>(server, std::move(text), spec, slot);
+//   request.decode_text = false;
 //   request.on_token = [generation](const engine::TokenEvent& e) { generation->OnToken(e); };
 //   generation->SetHandle(*engine.Submit(std::move(request)));
 //   ... HttpResponse::EventStream(... generation->AttachStream(writer) ...)

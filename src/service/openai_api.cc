@@ -103,6 +103,9 @@ struct Api {
         std::make_unique<text::TextAssembler>(*tokenizer, parsed->skip_special,
                                               std::move(parsed->stop)),
         std::move(spec), std::move(slot));
+    // The generation's assembler is the request's only detokenizer: the engine leaves
+    // GenerationResult::text empty.
+    parsed->request.decode_text = false;
     parsed->request.on_token = [generation](const engine::TokenEvent& event) {
       generation->OnToken(event);
     };
