@@ -235,6 +235,7 @@ Result<std::unique_ptr<Sequence>> Engine::Impl::Prepare(Request request) {
   seq->sched.vision_pending = !seq->grids.empty();
   seq->sched.prompt_tokens = prompt_length;
   seq->keep_logits = request.keep_logits;
+  seq->decode_text = request.decode_text;
   seq->state = std::make_shared<RequestState>(std::move(request.on_token));
   return seq;
 }

@@ -27,6 +27,7 @@ struct Sequence {
   ScheduledSequence sched;  // id = arrival order
   std::shared_ptr<RequestState> state;
   bool keep_logits = false;
+  bool decode_text = true;  // Request::decode_text
 
   std::vector<int32_t> prompt;
   std::vector<model::ImageGrid> grids;

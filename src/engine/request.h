@@ -66,6 +66,10 @@ struct Request {
   // Keep the logits each output token was chosen from (after no rule was applied), for tests
   // and debugging: vocab floats per token.
   bool keep_logits = false;
+  // Decode the output into GenerationResult::text when the request ends. Off for a caller that
+  // builds the text itself as the tokens stream (the chat API, text/text_assembler.h), so each
+  // request is detokenized once.
+  bool decode_text = true;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled, kDeadline, kError };
@@ -93,9 +97,11 @@ struct Timings {
 
 struct GenerationResult {
   FinishReason finish_reason = FinishReason::kError;
-  std::string error;               // with kError: what went wrong
-  std::vector<int32_t> ids;        // output tokens, without the stop token
-  std::string text;                // ids decoded with special tokens kept (empty without tokenizer)
+  std::string error;         // with kError: what went wrong
+  std::vector<int32_t> ids;  // output tokens, without the stop token
+  // `ids` decoded with special tokens kept (text::DecodeGenerated); empty without a tokenizer or
+  // with Request::decode_text off.
+  std::string text;
   std::optional<int32_t> stop_id;  // the stop token that ended it (kStop)
   Usage usage;
   Timings timings;

@@ -13,6 +13,7 @@
 
 #include "engine/engine_impl.h"
 #include "ops/elementwise.h"
+#include "text/text_assembler.h"
 
 namespace mineru::engine {
 
@@ -252,17 +253,8 @@ void Engine::Impl::Finish(Sequence* seq, FinishReason reason, std::string error)
   result.finish_reason = reason;
   result.error = std::move(error);
   result.ids = seq->output;
-  if (tokenizer_) {
-    // Ids without a token (the embedding rows past the vocabulary) are dropped, as Hugging Face
-    // tokenizers' decode drops them and as the chat API's text does (service/chat_text.h):
-    // without this one such id emptied the whole text.
-    std::vector<int32_t> known;
-    known.reserve(result.ids.size());
-    for (int32_t id : result.ids) {
-      if (tokenizer_->IdToToken(id)) known.push_back(id);
-    }
-    auto text = tokenizer_->Decode(known, /*skip_special=*/false);
-    if (text) result.text = std::move(*text);
+  if (tokenizer_ && seq->decode_text) {
+    result.text = text::DecodeGenerated(*tokenizer_, result.ids, /*skip_special=*/false);
   }
   result.usage.prompt_tokens = static_cast<int64_t>(seq->prompt.size());
   result.usage.image_tokens = seq->image_tokens;

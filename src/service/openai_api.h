@@ -35,11 +35,12 @@
 //   the engine (service/chat_cache.h). Only completed answers are kept.
 // * A generation holds no thread: the handler submits the request and returns (a later answer,
 //   or an event stream), and the engine's token callback drives the rest in short tasks on the
-//   server's handler pool. Chat requests in flight (from the moment one is read until its
-//   answer is complete) are bounded by max_chat_in_flight; one more is answered 429 with
-//   Retry-After before its body is parsed. A client that disconnects cancels its engine request
-//   at once (queued, in prefill or decoding). A stream that the server ends at its drain
-//   deadline gets an error event (type "unavailable_error") and [DONE].
+//   server's handler pool (service/chat_generation.h; the formats in service/chat_response.h). Chat
+//   requests in flight (from the moment one is read until its answer is complete) are bounded by
+//   max_chat_in_flight; one more is answered 429 with Retry-After before its body is parsed. A
+//   client that disconnects cancels its engine request at once (queued, in prefill or decoding). A
+//   stream that the server ends at its drain deadline gets an error event (type
+//   "unavailable_error") and [DONE].
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The engine's own front half: chat messages rendered with the checkpoint's tokenizer and RGB
 // images preprocessed with its preprocessor_config.json give exactly what the same request
-// gives as ready prompt ids and pixel values, and the result text is the tokenizer's decoding.
+// gives as ready prompt ids and pixel values, and the result text is the tokenizer's decoding
+// (none when the caller turns it off).
 // Needs the Qwen2 tokenizer.json written by the CTest fixture text_qwen_tokenizer.
 #include <gtest/gtest.h>
 
@@ -127,6 +128,32 @@ TEST(EngineChatTest, IdsWithoutATokenAreDroppedFromTheText) {
   const GenerationResult& result = handle->Wait();
   ASSERT_EQ(result.ids, (std::vector<int32_t>{kNoToken, (*hello)[0]}));
   EXPECT_EQ(result.text, "Hello");
+}
+
+// A caller that builds the text itself (the chat API) turns the engine's decoding off: the same
+// ids, no text, so the request is detokenized once.
+TEST(EngineChatTest, DecodeTextOffLeavesTheTextToTheCaller) {
+  auto engine = TinyEngine();
+  ASSERT_TRUE(engine);
+  auto hello = engine->tokenizer()->Encode("Hello");
+  ASSERT_TRUE(hello && hello->size() == 1);
+  const auto submit = [&](bool decode_text) {
+    Request request;
+    request.messages = {{"user", {text::ChatPart::Text("hi")}}};
+    request.sampling.logit_bias = {{(*hello)[0], 100.0f}};
+    request.max_new_tokens = 1;
+    request.stop_ids = std::vector<int32_t>{};
+    request.decode_text = decode_text;
+    auto handle = engine->Submit(std::move(request));
+    EXPECT_TRUE(handle) << handle.error().ToString();
+    return handle ? handle->Wait() : GenerationResult{};
+  };
+  const GenerationResult decoded = submit(true);
+  const GenerationResult left = submit(false);
+  ASSERT_EQ(decoded.ids, (std::vector<int32_t>{(*hello)[0]}));
+  EXPECT_EQ(decoded.text, "Hello");
+  EXPECT_EQ(left.ids, decoded.ids);
+  EXPECT_EQ(left.text, "");
 }
 
 }  // namespace

@@ -23,8 +23,8 @@
 #include "image/data_url.h"
 #include "image/decode.h"
 #include "pipeline/chat_answer.h"
-#include "service/chat_text.h"
 #include "service/openai_api.h"
+#include "text/text_assembler.h"
 #include "tiny_chat.h"
 
 namespace mineru::service {
@@ -113,7 +113,7 @@ Direct Generate(engine::Engine& engine, engine::Request request) {
   EXPECT_TRUE(handle) << handle.error().ToString();
   if (!handle) return {};
   Direct out{handle->Wait(), {}};
-  TextAssembler text(*engine.tokenizer(), /*skip_special=*/false, {});
+  text::TextAssembler text(*engine.tokenizer(), /*skip_special=*/false, {});
   text.Add(out.result.ids);  // the stop token is not part of the output
   text.Finish();
   out.text = text.text();

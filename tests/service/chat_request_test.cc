@@ -2,8 +2,7 @@
 // How a chat completions body becomes an engine request (service/chat_request.h): the request
 // shapes of mineru-vl-utils 1.2.1's http_client (TV-45: one image, text only, several images
 // between text pieces, the gpt-model-id shape), rendered through the chat template exactly; the
-// token limits; skip_special_tokens, priority and vllm_xargs; and the text a generation's ids
-// become with and without special tokens (service/chat_text.h), on the Qwen2 tokenizer.
+// token limits; skip_special_tokens, priority and vllm_xargs.
 #include "service/chat_request.h"
 
 #include <gtest/gtest.h>
@@ -12,9 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "service/chat_text.h"
 #include "text/chat_template.h"
-#include "text/tokenizer.h"
 #include "tiny_chat.h"
 
 namespace mineru::service {
@@ -240,60 +237,6 @@ TEST(ChatRequestTest, MalformedPartsAreErrorsNotCrashes) {
   Json no_messages = ClientBody(Json::array());
   no_messages["messages"] = Json::array();
   EXPECT_EQ(ParseError(no_messages), "'messages' must be a non-empty array");
-}
-
-class ChatTextTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto loaded = text::Tokenizer::Load(MINERU_QWEN_TOKENIZER);
-    ASSERT_TRUE(loaded) << loaded.error().ToString();
-    tokenizer_ = std::move(*loaded).release();
-  }
-  static void TearDownTestSuite() {
-    delete tokenizer_;
-    tokenizer_ = nullptr;
-  }
-  void SetUp() override { ASSERT_NE(tokenizer_, nullptr); }
-
-  static std::string Assemble(const std::vector<int32_t>& ids, bool skip_special) {
-    TextAssembler text(*tokenizer_, skip_special, {});
-    for (int32_t id : ids) text.Add(std::span(&id, 1));
-    text.Finish();
-    return text.text();
-  }
-  static int32_t Id(std::string_view token) { return tokenizer_->TokenToId(token).value_or(-1); }
-
-  static inline text::Tokenizer* tokenizer_ = nullptr;
-};
-
-TEST_F(ChatTextTest, SpecialTokensAreKeptUnlessSkipped) {
-  // A layout line as the model writes it: <|box_start|>... <|box_end|><|ref_start|>...
-  auto ids = tokenizer_->Encode("<|box_start|>100 200 300 400<|box_end|>text<|im_end|>");
-  ASSERT_TRUE(ids) << ids.error().ToString();
-  ASSERT_EQ(ids->front(), Id("<|box_start|>"));
-  EXPECT_EQ(Assemble(*ids, false), "<|box_start|>100 200 300 400<|box_end|>text<|im_end|>");
-  EXPECT_EQ(Assemble(*ids, true), "100 200 300 400text");
-  // A non-special added token stays either way.
-  const int32_t think = Id("<think>");
-  ASSERT_GE(think, 0);
-  ASSERT_FALSE(tokenizer_->IsSpecial(think));
-  EXPECT_EQ(Assemble({think}, true), "<think>");
-  // Ids past the tokenizer (padding rows of the embedding) become nothing.
-  EXPECT_EQ(Assemble({tokenizer_->id_limit() + 5, Id("<|box_end|>")}, false), "<|box_end|>");
-}
-
-TEST_F(ChatTextTest, SplitCharacterIsHeldUntilComplete) {
-  auto ids = tokenizer_->Encode("\xE4\xB8\xAD\xE6\x96\x87");  // two CJK characters
-  ASSERT_TRUE(ids);
-  TextAssembler text(*tokenizer_, false, {});
-  std::string streamed;
-  for (int32_t id : *ids) {
-    text.Add(std::span(&id, 1));
-    streamed += text.TakeDelta();
-  }
-  text.Finish();
-  streamed += text.TakeDelta();
-  EXPECT_EQ(streamed, "\xE4\xB8\xAD\xE6\x96\x87");
 }
 
 }  // namespace

@@ -11,9 +11,9 @@
 // A stream's disconnect is observable: the server fires the stream's disconnect callbacks (which
 // cancel the request) before it stops counting the request in flight, so a case waits for
 // in_flight_requests() to drop before letting the engine go on. A non-streaming request is
-// cancelled by the same kind of callback (its Responder's, openai_api.cc), but it stays in flight
-// until the engine has ended it and its answer is written, so nothing outside marks the moment;
-// those cases keep the engine held for kHandlerNoticeGrace instead.
+// cancelled by the same kind of callback (its Responder's, chat_generation.cc), but it stays in
+// flight until the engine has ended it and its answer is written, so nothing outside marks the
+// moment; those cases keep the engine held for kHandlerNoticeGrace instead.
 #include <gtest/gtest.h>
 
 #include <chrono>

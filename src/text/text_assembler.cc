@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "service/chat_text.h"
+#include "text/text_assembler.h"
 
 #include <algorithm>
 #include <string_view>
 #include <utility>
 
-namespace mineru::service {
+namespace mineru::text {
 namespace {
 
 // What UTF-8 repair puts where a character is incomplete: U+FFFD.
@@ -13,7 +13,7 @@ constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
 
 }  // namespace
 
-TextAssembler::TextAssembler(const text::Tokenizer& tokenizer, bool skip_special,
+TextAssembler::TextAssembler(const Tokenizer& tokenizer, bool skip_special,
                              std::vector<std::string> stop)
     : tokenizer_(tokenizer), skip_special_(skip_special), stop_(std::move(stop)) {
   for (const std::string& s : stop_) max_stop_ = std::max(max_stop_, s.size());
@@ -44,16 +44,21 @@ std::string TextAssembler::TakeDelta() {
   return delta;
 }
 
-std::string TextAssembler::Decode(const std::vector<int32_t>& ids) const {
+std::string DecodeGenerated(const Tokenizer& tokenizer, std::span<const int32_t> ids,
+                            bool skip_special) {
   std::vector<int32_t> kept;
   kept.reserve(ids.size());
   for (int32_t id : ids) {
-    if (!tokenizer_.IdToToken(id)) continue;
-    if (skip_special_ && tokenizer_.IsSpecial(id)) continue;
+    if (!tokenizer.IdToToken(id)) continue;
+    if (skip_special && tokenizer.IsSpecial(id)) continue;
     kept.push_back(id);
   }
-  auto text = tokenizer_.Decode(kept, skip_special_);
+  auto text = tokenizer.Decode(kept, skip_special);
   return text ? std::move(*text) : std::string();
+}
+
+std::string TextAssembler::Decode(const std::vector<int32_t>& ids) const {
+  return DecodeGenerated(tokenizer_, ids, skip_special_);
 }
 
 void TextAssembler::Append(const std::string& decoded) {
@@ -81,4 +86,4 @@ size_t TextAssembler::Holdback() const {
   return 0;
 }
 
-}  // namespace mineru::service
+}  // namespace mineru::text

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The text of a chat completion, built from generated token ids as they arrive.
+// The text of a generation, built from its token ids as they arrive (the incremental
+// detokenizer): what the chat API streams and answers (service/chat_generation.h), and, in one
+// piece, what the engine puts in GenerationResult::text (DecodeGenerated).
 //
 // Rules:
 // * Text is released only as whole UTF-8 characters: ids whose decoding ends in U+FFFD are held
 //   until more ids (or the end) arrive. Byte-level decoding of a split at such a point equals
 //   decoding everything at once, so only the held ids are decoded again.
-// * Ids without a token are dropped; special tokens (added tokens marked special in
-//   tokenizer.json, e.g. <|box_start|>, <|im_end|>) too when skip_special is set, and kept
-//   verbatim otherwise.
+// * Ids without a token (the embedding rows past the vocabulary) are dropped, as Hugging Face
+//   tokenizers' decode drops them (without this, one such id emptied the whole text); special
+//   tokens (added tokens marked special in tokenizer.json, e.g. <|box_start|>, <|im_end|>) too
+//   when skip_special is set, and kept verbatim otherwise.
 // * The text is cut before the first stop string; a tail that could still grow into a stop
 //   string is not released until it cannot.
 #pragma once
@@ -20,12 +23,17 @@
 
 #include "text/tokenizer.h"
 
-namespace mineru::service {
+namespace mineru::text {
+
+// `ids` decoded at once by the rules above (no stop strings, nothing held); empty when the
+// tokenizer refuses them (more than TokenizerLimits::max_decode_ids ids).
+std::string DecodeGenerated(const Tokenizer& tokenizer, std::span<const int32_t> ids,
+                            bool skip_special);
 
 class TextAssembler {
  public:
   // `tokenizer` must outlive the assembler.
-  TextAssembler(const text::Tokenizer& tokenizer, bool skip_special, std::vector<std::string> stop);
+  TextAssembler(const Tokenizer& tokenizer, bool skip_special, std::vector<std::string> stop);
 
   // Adds generated ids; true once a stop string matched (the text is then final).
   bool Add(std::span<const int32_t> ids);
@@ -44,7 +52,7 @@ class TextAssembler {
   // Length of the longest tail of the text that is a proper prefix of a stop string.
   size_t Holdback() const;
 
-  const text::Tokenizer& tokenizer_;
+  const Tokenizer& tokenizer_;
   const bool skip_special_;
   const std::vector<std::string> stop_;
   size_t max_stop_ = 0;
@@ -56,4 +64,4 @@ class TextAssembler {
   bool finished_ = false;
 };
 
-}  // namespace mineru::service
+}  // namespace mineru::text
