@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // AMQP content-header properties as a delivery brings them: rabbitmq-c's decoder
 // (amqp_decode_properties, what amqp_simple_wait_frame runs on a content header's property
-// bytes), our conversion (jobs/amqp_wire.h DecodeProperties, the header table's depth limit),
-// the headers as Celery JSON (jobs/celery_amqp.h) and the Celery decoding of a message with
-// those headers and a valid body (jobs/celery_protocol.h). Input: the property bytes (flags,
+// bytes), our conversion (celery/amqp_wire.h DecodeProperties, the header table's depth limit),
+// the headers as Celery JSON (celery/celery_amqp.h) and the Celery decoding of a message with
+// those headers and a valid body (celery/celery_protocol.h). Input: the property bytes (flags,
 // then the fields the flags name).
 // Invariants: nothing throws; a decoded message that our encoder accepts decodes back to the
 // same message (the publish path, EncodeProperties, against the consume path).
@@ -15,11 +15,11 @@
 #include <cstdint>
 #include <variant>
 
+#include "celery/amqp_client.h"
+#include "celery/amqp_wire.h"
+#include "celery/celery_amqp.h"
+#include "celery/celery_protocol.h"
 #include "fuzz/fuzz_util.h"
-#include "jobs/amqp_client.h"
-#include "jobs/amqp_wire.h"
-#include "jobs/celery_amqp.h"
-#include "jobs/celery_protocol.h"
 
 namespace {
 

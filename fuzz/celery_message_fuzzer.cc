@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Celery task messages (jobs/celery_protocol.h) as the worker decodes them, and the Python-
-// compatible JSON it writes back (jobs/celery_pyjson.h). Input: the AMQP headers as JSON (what
+// Celery task messages (celery/celery_protocol.h) as the worker decodes them, and the Python-
+// compatible JSON it writes back (celery/celery_pyjson.h). Input: the AMQP headers as JSON (what
 // CeleryFromAmqp makes of the header table), a NUL byte, then the message body; content type
 // application/json, encoding utf-8.
 // Invariants: a decoded message has an id and a task name within the field limit; its eta and
@@ -10,9 +10,9 @@
 #include <cstdint>
 
 #include "base/json.h"
+#include "celery/celery_protocol.h"
+#include "celery/celery_pyjson.h"
 #include "fuzz/fuzz_util.h"
-#include "jobs/celery_protocol.h"
-#include "jobs/celery_pyjson.h"
 
 namespace {
 

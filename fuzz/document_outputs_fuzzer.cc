@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stored document outputs, as a node reads them back from Redis: one document
-// (jobs/document_codec.h ParseDocumentOutputs, "MDOC") or a shared task's outputs
-// (jobs/task_store.h ParseTaskOutputs, "MTSK", which holds documents). The magic picks one.
+// (cache/document_codec.h ParseDocumentOutputs, "MDOC") or a shared task's outputs
+// (tasks/task_store.h ParseTaskOutputs, "MTSK", which holds documents). The magic picks one.
 // Invariants: the encodings are canonical (what parses serializes to the same bytes) and image
 // names are plain file names, sorted and unique.
 #include <cstddef>
 #include <cstdint>
 
+#include "cache/document_codec.h"
 #include "fuzz/fuzz_util.h"
-#include "jobs/document_codec.h"
-#include "jobs/task_store.h"
+#include "tasks/task_store.h"
 
 namespace {
 

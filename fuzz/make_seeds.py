@@ -274,7 +274,7 @@ def pdf_protocol():
     write("pdf_protocol", "helper", info + page + error + data + done)
 
 
-# --- jobs -------------------------------------------------------------------------------------
+# --- cache, tasks and celery ------------------------------------------------------------------
 
 
 def shortstr(s):
@@ -362,7 +362,7 @@ def put_u64(v):
 
 
 def document(name, images=()):
-    # jobs/document_codec.h, version 3.
+    # cache/document_codec.h, version 3.
     fields = [name, "# Title\n", '{"pdf_info": []}', "[]", "[]", "{}", "[]", ""]
     out = b"MDOC" + struct.pack("<I", 3)
     for f in fields:

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// A shared task's state as another node wrote it to Redis (jobs/task_store.h DecodeSharedTask).
+// A shared task's state as another node wrote it to Redis (tasks/task_store.h DecodeSharedTask).
 // Invariants: a decoded task has plain document names, as many as its file names, and what
 // EncodeSharedTask writes for it decodes again to the same task.
 #include <cstddef>
 #include <cstdint>
 
+#include "cache/document_outputs.h"
 #include "fuzz/fuzz_util.h"
-#include "jobs/document_outputs.h"
-#include "jobs/task_store.h"
+#include "tasks/task_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mineru;

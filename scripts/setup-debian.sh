@@ -16,9 +16,9 @@ packages=(
   libcurl4-openssl-dev  # model downloads from the Hugging Face Hub
   libboost-dev        # Boost.Beast + Asio (header-only): the HTTP server
   libzip-dev          # ZIP archives of the outputs
-  libhiredis-dev      # Redis client: the shared document cache (jobs/redis_client.h)
+  libhiredis-dev      # Redis client: the shared document cache (cache/redis_client.h)
   redis-server        # a real Redis for the cache tests (tests/support/redis_server.h)
-  librabbitmq-dev     # AMQP client (rabbitmq-c): the RabbitMQ task queue (jobs/amqp_client.h)
+  librabbitmq-dev     # AMQP client (rabbitmq-c): the RabbitMQ task queue (celery/amqp_client.h)
   rabbitmq-server     # a real RabbitMQ for the queue tests (tests/support/rabbitmq_server.h)
   libpng-dev libjpeg62-turbo-dev libwebp-dev libtiff-dev libgif-dev libexif-dev  # image codecs
   libpoppler-cpp-dev  # PDF rendering, in its own helper process
@@ -32,7 +32,7 @@ packages=(
   libbenchmark-dev    # kernel micro-benchmarks
   python3-pil python3-numpy python3-jsonschema poppler-utils qpdf  # test references: Pillow, pdftotext, qpdf, JSON Schema
   openssl             # a self-signed certificate for the HTTPS model server test
-  python3-celery python3-redis  # Celery interop: fixtures and the live round trip (tests/jobs/celery_fixtures.py)
+  python3-celery python3-redis  # Celery interop: fixtures and the live round trip (tests/celery/celery_fixtures.py)
   chromium            # the web UI's browser test (tests/webui/e2e.mjs)
 )
 # Node.js and npm (the web UI's libraries, test references and the Qwen vocabulary from the

@@ -6,7 +6,7 @@
 //   /metrics (service/service_metrics.h), the web UI at / (service/web_ui.h), and probes:
 //   GET /health/live   200 while the process runs
 //   GET /health/ready  200 while serving, 503 once draining
-// Documents run through the pipeline as tasks (jobs/task_manager.h) on the same engine that
+// Documents run through the pipeline as tasks (tasks/task_manager.h) on the same engine that
 // answers chat requests, so both share its continuous batching.
 //
 // SIGTERM or SIGINT drains: readiness turns false, new connections are refused, requests in
@@ -35,16 +35,16 @@
 #include "apps/profile_flags.h"
 #include "apps/server_flags.h"
 #include "apps/task_flags.h"
+#include "cache/redis_client.h"
+#include "celery/amqp_client.h"
+#include "celery/celery_worker.h"
+#include "celery/remote_runner.h"
 #include "engine/engine.h"
-#include "jobs/amqp_client.h"
-#include "jobs/celery_worker.h"
-#include "jobs/redis_client.h"
-#include "jobs/remote_runner.h"
-#include "jobs/task_manager.h"
 #include "pipeline/generator.h"
 #include "service/http_server.h"
 #include "service/routes.h"
 #include "service/service_metrics.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::apps {
 namespace {
@@ -133,10 +133,14 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   args.task_flags.Apply(task_options);
   backend->Apply(args.profile_flags, task_options.document);
   args.image_budget_flags.Apply(task_options.document.image_budget, &image_memory);
-  // API nodes on one Redis answer each other's tasks (jobs/shared_tasks.h).
+  // API nodes on one Redis answer each other's tasks (tasks/shared_tasks.h).
   task_options.share_tasks = !task_options.cache_url.empty();
   task_options.model_fingerprint = args.task_flags.ModelFingerprint(
       backend->model_fingerprint + args.profile_flags.Fingerprint(profile));
+  // One block cache for the pages' answers and the chat API's; outlives both.
+  auto block_cache = args.task_flags.MakeBlockCache(task_options.model_fingerprint);
+  if (!block_cache) return ReportError(block_cache.error());
+  task_options.block_cache = block_cache->get();
   // With --queue, documents go to workers through RabbitMQ and come back through Redis.
   std::unique_ptr<jobs::AmqpConnection> amqp;
   std::unique_ptr<jobs::RedisClient> results;
@@ -160,6 +164,7 @@ int RunServe(const ServeArgs& args, const GlobalOptions& global) {
   routes.openai.model_id =
       args.served_model_name.empty() ? DefaultModelId(args.model) : args.served_model_name;
   routes.openai.profile = profile;
+  routes.openai.cache = (*block_cache)->enabled() ? block_cache->get() : nullptr;
   // MinerU's API answers as the MinerU release whose outputs the profile writes.
   routes.mineru_version = profile == pipeline::Profile::kPro ? service::MineruApiVersion::k3_4
                                                              : service::MineruApiVersion::k2_7;

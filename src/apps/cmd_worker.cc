@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-cpp worker --queue amqp://... --cache redis://... --model DIR: a Celery-compatible
-// worker (jobs/celery_worker.h). Out of the box it serves Celery's default queue ("celery")
+// worker (celery/celery_worker.h). Out of the box it serves Celery's default queue ("celery")
 // with the Redis URL as the result backend (and the shared document cache), as `celery worker`
 // would; --concurrent-tasks documents are parsed at once (the prefetch). The task:
 // run_mineru_inference(document_base64, **options): Python clients call
@@ -24,11 +24,11 @@
 #include "apps/process_lifetime.h"
 #include "apps/profile_flags.h"
 #include "apps/task_flags.h"
-#include "jobs/amqp_client.h"
-#include "jobs/celery_worker.h"
-#include "jobs/redis_client.h"
-#include "jobs/task_manager.h"
+#include "cache/redis_client.h"
+#include "celery/amqp_client.h"
+#include "celery/celery_worker.h"
 #include "pipeline/generator.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::apps {
 namespace {
@@ -86,6 +86,9 @@ int RunWorker(const WorkerArgs& args, const GlobalOptions& global) {
       std::max(task_options.max_queued_tasks, static_cast<size_t>(worker_options.slots));
   task_options.model_fingerprint = args.task_flags.ModelFingerprint(
       backend->model_fingerprint + args.profile_flags.Fingerprint(profile));
+  auto block_cache = args.task_flags.MakeBlockCache(task_options.model_fingerprint);
+  if (!block_cache) return ReportError(block_cache.error());
+  task_options.block_cache = block_cache->get();
   auto work_dir = WorkDir::Make(args.task_flags.work_dir, "mineru-worker");
   if (!work_dir) return ReportError(work_dir.error());
   task_options.work_dir = work_dir->path();

@@ -8,14 +8,16 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "jobs/redis_cache.h"
-#include "jobs/task_manager.h"
+#include "cache/block_cache.h"
+#include "cache/redis_cache.h"
 #include "pipeline/document.h"
 #include "service/multipart.h"
 #include "service/page_preview.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::apps {
 
@@ -157,6 +159,15 @@ struct TaskFlags {
     o.block_cache_bytes = block_cache_bytes;
     o.document.pages_in_flight = pages_in_flight;
     o.document.extract.max_new_tokens = max_tokens;
+  }
+
+  // The block cache (cache/block_cache.h) of --block-cache-bytes with --cache's Redis behind it,
+  // built once per process: serve hands it to the task manager and the chat API, so a chat
+  // about a page and the page's own blocks are answered once; worker to its task manager.
+  Result<std::unique_ptr<jobs::BlockCache>> MakeBlockCache(
+      const std::string& model_fingerprint) const {
+    return jobs::MakeBlockCache(block_cache_bytes, model_fingerprint, cache_url,
+                                std::chrono::seconds(cache_ttl_s));
   }
 
   // What names the model in cache keys: outputs depend on the weights (`weights`, the model's

@@ -5,7 +5,7 @@
 // prompt, every sampling parameter and the token cap; the cache itself adds the model's
 // fingerprint. Only deterministic requests are cached (greedy, or sampled with a seed).
 //
-// Implementations (jobs/block_cache.h) are thread-safe: pages on several threads share one.
+// Implementations (cache/block_cache.h) are thread-safe: pages on several threads share one.
 #pragma once
 
 #include <optional>

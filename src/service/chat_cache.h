@@ -7,7 +7,7 @@
 // The key is exact: the SHA-256 of every message (role, text parts, image parts as their
 // decoded pixels and size, in order), every sampling parameter, the token cap, the stop strings
 // and skip_special_tokens, under a prefix of its own ("chat1|"); the cache adds the model's
-// fingerprint (jobs/block_cache.h, which also holds the pipeline's single answers). A value is
+// fingerprint (cache/block_cache.h, which also holds the pipeline's single answers). A value is
 // the answer's text, finish reason and token counts, so a hit reports the same usage.
 #pragma once
 

@@ -15,11 +15,11 @@
 #pragma once
 
 #include "image/pdf/render_options.h"
-#include "jobs/task_manager.h"
 #include "service/http_server.h"
 #include "service/multipart.h"
 #include "service/page_preview.h"
 #include "service/service_metrics.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::service {
 

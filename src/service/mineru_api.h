@@ -33,10 +33,10 @@
 
 #include <functional>
 
-#include "jobs/task_manager.h"
 #include "service/http_server.h"
 #include "service/multipart.h"
 #include "service/service_metrics.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::service {
 

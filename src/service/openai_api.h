@@ -88,8 +88,8 @@ struct OpenAiOptions {
   // Retry-After. What bounds the memory of requests the engine has not admitted yet (their
   // decoded images) now that no handler thread is held per generation.
   int64_t max_chat_in_flight = kDefaultMaxChatInFlight;
-  // Answers of deterministic requests (the task manager's block cache: in process and, with
-  // --cache, Redis); null: none. Must outlive the server.
+  // Answers of deterministic requests (the block cache serve also hands the task manager: in
+  // process and, with --cache, Redis); null: none. Must outlive the server.
   pipeline::RequestCache* cache = nullptr;
   // Per lookup in `cache` (metrics).
   std::function<void(bool hit)> on_cache_lookup;

@@ -29,8 +29,8 @@
 #include <unordered_map>
 
 #include "base/status.h"
+#include "cache/byte_lru.h"
 #include "image/pdf/render_options.h"
-#include "jobs/byte_lru.h"
 
 namespace mineru::service {
 

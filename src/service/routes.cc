@@ -46,9 +46,9 @@ void AddServiceRoutes(HttpServer& server, engine::Engine* engine, jobs::TaskMana
     const jobs::TaskCounts c = tasks.Counts();
     return std::pair<int64_t, int64_t>(c.pending, c.processing);
   });
+  // Chat answers use options.openai.cache: the block cache (and its Redis tier) the caller also
+  // handed the task manager, so a page's blocks and a chat about them are answered once.
   OpenAiOptions openai = options.openai;
-  // Chat answers share the task manager's block cache (and its Redis tier) when it has one.
-  openai.cache = tasks.request_cache();
   openai.on_cache_lookup = [&metrics](bool hit) { metrics.ObserveCache("chat", hit); };
   if (engine != nullptr) AddOpenAiRoutes(server, *engine, openai);
   DocumentApiOptions document;

@@ -6,13 +6,13 @@
 #pragma once
 
 #include "engine/engine.h"
-#include "jobs/task_manager.h"
 #include "service/http_server.h"
 #include "service/mineru_api.h"
 #include "service/multipart.h"
 #include "service/openai_api.h"
 #include "service/page_preview.h"
 #include "service/service_metrics.h"
+#include "tasks/task_manager.h"
 
 namespace mineru::service {
 

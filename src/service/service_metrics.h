@@ -99,7 +99,7 @@ class ServiceMetrics {
   void ObserveCache(std::string_view tier, bool hit);
   // A lookup or store of the tier that failed (served as a miss): result "error".
   void ObserveCacheError(std::string_view tier);
-  // A failed read or write of task state shared through Redis (jobs/shared_tasks.h).
+  // A failed read or write of task state shared through Redis (tasks/shared_tasks.h).
   void ObserveSharedTaskError();
 
   // The text exposition of every metric.

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "base/json.h"
-#include "jobs/document_outputs.h"
-#include "jobs/task.h"
+#include "cache/document_outputs.h"
 #include "service/upload_form.h"
+#include "tasks/task.h"
 
 namespace mineru::service {
 

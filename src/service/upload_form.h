@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "jobs/task.h"
 #include "service/http_server.h"
 #include "service/mineru_form.h"
 #include "service/multipart.h"
+#include "tasks/task.h"
 
 namespace mineru::service {
 

@@ -20,8 +20,8 @@
 #include "../support/rabbitmq_server.h"
 #include "../support/redis_server.h"
 #include "base/json.h"
+#include "cache/redis_client.h"
 #include "cli_test_util.h"
-#include "jobs/redis_client.h"
 #include "long_pdf.h"
 #include "serve_process.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small scripted page for the task tests (tests/jobs, tests/service): a layout of a title, a
+// A small scripted page for the task tests (tests/tasks, tests/service): a layout of a title, a
 // text block and an image (the two first are recognised, the image is cropped), the text every
 // recognition request gets, and plain PNG pages.
 #pragma once

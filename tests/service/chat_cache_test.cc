@@ -14,8 +14,8 @@
 #include "../support/http_client.h"
 #include "../support/scratch.h"
 #include "base/json.h"
+#include "cache/block_cache.h"
 #include "image/data_url.h"
-#include "jobs/block_cache.h"
 #include "service/openai_api.h"
 #include "tiny_chat.h"
 

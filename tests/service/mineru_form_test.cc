@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "../support/http_client.h"
-#include "jobs/task.h"
 #include "service/upload_form.h"
+#include "tasks/task.h"
 
 namespace mineru::service {
 namespace {

@@ -16,11 +16,12 @@
 #include <memory>
 #include <string>
 
-#include "jobs/task_manager.h"
+#include "cache/block_cache.h"
 #include "model/model.h"
 #include "pipeline/block_requests.h"
 #include "pipeline/generator.h"
 #include "service/routes.h"
+#include "tasks/task_manager.h"
 
 namespace {
 
@@ -104,12 +105,16 @@ int main(int argc, char** argv) {
   task_options.work_dir = work_dir;
   task_options.document.extract.max_new_tokens = 24;  // random text: keep it short
   task_options.document.render.helper_path = MINERU_PDF_RENDER_BUILD_PATH;
+  // One block cache for the pages and the chat API, as `serve` builds it.
+  jobs::BlockCache block_cache(jobs::kDefaultBlockCacheBytes, task_options.model_fingerprint);
+  task_options.block_cache = &block_cache;
   auto tasks = jobs::TaskManager::Create(generator, task_options);
   if (!tasks) return Fail(tasks.error().ToString());
 
   service::HttpServer server;
   service::RouteOptions routes;
   routes.openai.model_id = "tiny-mineru";
+  routes.openai.cache = &block_cache;
   service::AddServiceRoutes(server, engine->get(), **tasks, metrics, routes);
   service::ServerOptions options;
   options.port = 0;
