@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "../support/scratch.h"
+#include "devtools/random_checkpoint.h"
 #include "engine/engine.h"
 #include "image/decode.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::engine {
 namespace {
@@ -18,11 +18,11 @@ namespace {
 std::unique_ptr<Engine> TinyEngine(std::string* dir_out = nullptr) {
   const std::string dir = testing_support::TestDir() + "/model";
   ThreadPool pool(2);
-  model::RandomCheckpointOptions checkpoint_options;
+  devtools::RandomCheckpointOptions checkpoint_options;
   checkpoint_options.seed = 11;
   checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
   auto written =
-      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
+      devtools::WriteRandomCheckpoint(pool, devtools::TinyModelConfig(), dir, checkpoint_options);
   if (!written) {
     ADD_FAILURE() << written.error().ToString();
     return nullptr;
