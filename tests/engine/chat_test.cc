@@ -13,6 +13,17 @@
 namespace mineru::engine {
 namespace {
 
+// MinerU's layout preset (pipeline/sampling_presets.h) spelled out, so that the engine's test
+// needs nothing of the pipeline: greedy, no penalties, no-repeat n-gram 100.
+SamplingParams LayoutGreedy() {
+  SamplingParams p;
+  p.temperature = 0.0f;
+  p.top_p = 0.01f;
+  p.top_k = 1;
+  p.no_repeat_ngram_size = 100;
+  return p;
+}
+
 // The tiny random checkpoint (seed 11) with the Qwen2 tokenizer written to a fresh folder, and
 // an engine over it (2 threads, 32 MiB of KV cache); null with a failure recorded.
 std::unique_ptr<Engine> TinyEngine(std::string* dir_out = nullptr) {
@@ -63,7 +74,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ImageInput rgb_image;
   rgb_image.rgb = decoded->image;
   from_chat.images.push_back(std::move(rgb_image));
-  from_chat.sampling = MineruLayoutSampling();
+  from_chat.sampling = LayoutGreedy();
   from_chat.max_new_tokens = 12;
   auto chat_handle = engine->Submit(std::move(from_chat));
   ASSERT_TRUE(chat_handle) << chat_handle.error().ToString();
@@ -83,7 +94,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ready_image.pixel_values = pixels->values;
   ready_image.grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w};
   ready.images.push_back(std::move(ready_image));
-  ready.sampling = MineruLayoutSampling();
+  ready.sampling = LayoutGreedy();
   ready.max_new_tokens = 12;
   auto ready_handle = engine->Submit(std::move(ready));
   ASSERT_TRUE(ready_handle);
