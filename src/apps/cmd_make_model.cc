@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-cpp make-model: a random-weight checkpoint in the Hugging Face layout, with the
 // tokenizer files built from the Qwen2 vocabulary so that the directory is a complete model;
-// --config pro / pro-tiny write MinerU2.5-Pro-2605's file layout (model/random_checkpoint.h).
+// --config pro / pro-tiny write MinerU2.5-Pro-2605's file layout (devtools/random_checkpoint.h).
 #include <chrono>
 #include <cstdio>
 
 #include "apps/commands.h"
 #include "base/thread_pool.h"
-#include "model/random_checkpoint.h"
+#include "devtools/random_checkpoint.h"
 #include "text/tokenizer.h"
 
 namespace mineru::apps {
@@ -38,32 +38,32 @@ int RunMakeModel(const MakeModelArgs& args, const GlobalOptions& global) {
   const bool built_in = args.config == "real" || args.config == "tiny" || args.config == "pro" ||
                         args.config == "pro-tiny";
   if (args.config == "real") {
-    config = model::RealModelConfig();
+    config = devtools::RealModelConfig();
   } else if (args.config == "tiny") {
-    config = model::TinyModelConfig();
+    config = devtools::TinyModelConfig();
   } else if (args.config == "pro") {
-    config = model::ProModelConfig();
+    config = devtools::ProModelConfig();
   } else if (args.config == "pro-tiny") {
-    config = model::ProTinyModelConfig();
+    config = devtools::ProTinyModelConfig();
   } else {
     auto file = ReadJsonFile(args.config, size_t{16} << 20);
     if (!file) return ReportError(file.error());
     config = std::move(*file);
   }
   const std::string config_name = built_in ? "the " + args.config + " config" : args.config;
-  model::RandomCheckpointOptions options;
+  devtools::RandomCheckpointOptions options;
   options.seed = args.seed;
   if (args.config == "pro" || args.config == "pro-tiny") {
-    options.layout = model::CheckpointLayout::kPro;
+    options.layout = devtools::CheckpointLayout::kPro;
   }
-  options.naming =
-      args.naming == "prefixed" ? model::TensorNaming::kPrefixed : model::TensorNaming::kClassic;
+  options.naming = args.naming == "prefixed" ? devtools::TensorNaming::kPrefixed
+                                             : devtools::TensorNaming::kClassic;
   options.max_shard_bytes = args.max_shard_bytes;
   options.tokenizer_source = args.tokenizer_source;
   options.max_tokenizer_bytes = args.max_tokenizer_bytes;
   ThreadPool pool(ResolveThreads(global));
   const auto start = std::chrono::steady_clock::now();
-  if (Status status = model::WriteRandomCheckpoint(pool, config, args.out, options); !status) {
+  if (Status status = devtools::WriteRandomCheckpoint(pool, config, args.out, options); !status) {
     return ReportError(WithContext(status.error(), config_name));
   }
   std::printf("wrote %s in %.1f s\n", args.out.c_str(),

@@ -162,25 +162,6 @@ Status SamplingParams::Validate() const {
   return OkStatus();
 }
 
-namespace {
-SamplingParams MineruGreedy(float presence, float frequency) {
-  SamplingParams p;
-  p.temperature = 0.0f;
-  p.top_p = 0.01f;
-  p.top_k = 1;
-  p.presence_penalty = presence;
-  p.frequency_penalty = frequency;
-  p.repetition_penalty = 1.0f;
-  p.no_repeat_ngram_size = 100;
-  return p;
-}
-}  // namespace
-
-SamplingParams MineruLayoutSampling() { return MineruGreedy(0.0f, 0.0f); }
-SamplingParams MineruTableSampling() { return MineruGreedy(1.0f, 0.005f); }
-SamplingParams MineruEquationSampling() { return MineruGreedy(1.0f, 0.05f); }
-SamplingParams MineruDefaultSampling() { return MineruGreedy(1.0f, 0.05f); }
-
 Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> prompt, int64_t vocab)
     : params_(params), vocab_(vocab) {
   const Status valid = params.Validate();

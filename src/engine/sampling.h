@@ -19,6 +19,9 @@
 //   8. draw: u = (mt19937_64() >> 11) * 2^-53, then the first token in ascending id order whose
 //      cumulative weight exp(x - max) exceeds u * total.
 // Bans write -inf, which every later rule keeps at -inf, so 3 commutes with 1 and 2.
+//
+// Generic: MinerU's per-request-kind parameter sets are the pipeline's
+// (pipeline/sampling_presets.h).
 #pragma once
 
 #include <cstdint>
@@ -59,13 +62,6 @@ struct SamplingParams {
 
   bool greedy() const { return temperature < kGreedyTemperature || top_k == 1; }
 };
-
-// MinerU's per-request-kind defaults (mineru_vl_utils DEFAULT_SAMPLING_PARAMS, docs/MINERU.md
-// table 2.5). All are greedy (temperature 0, top_k 1, top_p 0.01) with no_repeat_ngram_size 100.
-SamplingParams MineruLayoutSampling();    // penalties 0
-SamplingParams MineruTableSampling();     // presence 1.0, frequency 0.005
-SamplingParams MineruEquationSampling();  // presence 1.0, frequency 0.05
-SamplingParams MineruDefaultSampling();   // text and every other kind: presence 1.0, freq 0.05
 
 // Per-sequence sampling state: output tokens, their counts, the n-gram table and the random
 // generator. Not thread-safe; one per sequence, used by the engine thread. Memory is

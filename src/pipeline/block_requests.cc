@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "pipeline/sampling_presets.h"
+
 namespace mineru::pipeline {
 
 bool AlwaysSkipped(BlockType type) {
@@ -45,14 +47,14 @@ std::string_view RecognitionPrompt(BlockType type) {
 engine::SamplingParams RecognitionSampling(BlockType type) {
   switch (type) {
     case BlockType::kTable:
-      return engine::MineruTableSampling();
+      return MineruTableSampling();
     case BlockType::kEquation:
-      return engine::MineruEquationSampling();
+      return MineruEquationSampling();
     default:
-      return engine::MineruDefaultSampling();
+      return MineruDefaultSampling();
   }
 }
 
-engine::SamplingParams LayoutSampling() { return engine::MineruLayoutSampling(); }
+engine::SamplingParams LayoutSampling() { return MineruLayoutSampling(); }
 
 }  // namespace mineru::pipeline

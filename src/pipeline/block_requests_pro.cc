@@ -14,6 +14,7 @@
 #include "image/table_mask.h"
 #include "image/transform.h"
 #include "pipeline/block_requests.h"
+#include "pipeline/sampling_presets.h"
 
 namespace mineru::pipeline {
 namespace {
@@ -70,8 +71,7 @@ std::string_view RecognitionPromptPro(BlockType type) {
 }
 
 engine::SamplingParams RecognitionSamplingPro(BlockType type) {
-  return type == BlockType::kTable ? engine::MineruTableSampling()
-                                   : engine::MineruDefaultSampling();
+  return type == BlockType::kTable ? MineruTableSampling() : MineruDefaultSampling();
 }
 
 double CoverRatio(const std::array<double, 4>& inner, const std::array<double, 4>& outer) {

@@ -7,6 +7,7 @@
 #include "pipeline/cross_page_tables.h"
 #include "pipeline/page_extractor.h"
 #include "pipeline/para_merge.h"
+#include "pipeline/sampling_presets.h"
 #include "pipeline/table_merge.h"
 
 namespace mineru::pipeline {
@@ -22,7 +23,7 @@ void Warn(std::vector<std::string>* warnings, std::string message) {
 engine::Request MergeRequest(const std::string& prompt, const CrossPageTableOptions& options) {
   engine::Request request;
   request.messages = {{"user", {text::ChatPart::Text(prompt)}}};
-  request.sampling = engine::MineruDefaultSampling();
+  request.sampling = MineruDefaultSampling();
   request.max_new_tokens = options.max_new_tokens;
   if (options.request_timeout) request.deadline = engine::Clock::now() + *options.request_timeout;
   return request;
@@ -72,7 +73,7 @@ CrossPageTableStats DetectCrossPageTables(Generator& generator,
     Pending p{&c, std::nullopt, std::nullopt, std::nullopt, {}};
     if (options.cache) {
       // A text-only request: the empty image makes its key distinct from every image request.
-      p.key = RequestCacheKey(image::RgbImage{}, c.prompt, engine::MineruDefaultSampling(),
+      p.key = RequestCacheKey(image::RgbImage{}, c.prompt, MineruDefaultSampling(),
                               options.max_new_tokens);
       if (p.key) {
         if (std::optional<std::string> cached = options.cache->Get(*p.key)) {

@@ -7,23 +7,34 @@
 #include <gtest/gtest.h>
 
 #include "../support/scratch.h"
+#include "devtools/random_checkpoint.h"
 #include "engine/engine.h"
 #include "image/decode.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::engine {
 namespace {
+
+// MinerU's layout preset (pipeline/sampling_presets.h) spelled out, so that the engine's test
+// needs nothing of the pipeline: greedy, no penalties, no-repeat n-gram 100.
+SamplingParams LayoutGreedy() {
+  SamplingParams p;
+  p.temperature = 0.0f;
+  p.top_p = 0.01f;
+  p.top_k = 1;
+  p.no_repeat_ngram_size = 100;
+  return p;
+}
 
 // The tiny random checkpoint (seed 11) with the Qwen2 tokenizer written to a fresh folder, and
 // an engine over it (2 threads, 32 MiB of KV cache); null with a failure recorded.
 std::unique_ptr<Engine> TinyEngine(std::string* dir_out = nullptr) {
   const std::string dir = testing_support::TestDir() + "/model";
   ThreadPool pool(2);
-  model::RandomCheckpointOptions checkpoint_options;
+  devtools::RandomCheckpointOptions checkpoint_options;
   checkpoint_options.seed = 11;
   checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
   auto written =
-      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options);
+      devtools::WriteRandomCheckpoint(pool, devtools::TinyModelConfig(), dir, checkpoint_options);
   if (!written) {
     ADD_FAILURE() << written.error().ToString();
     return nullptr;
@@ -64,7 +75,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ImageInput rgb_image;
   rgb_image.rgb = decoded->image;
   from_chat.images.push_back(std::move(rgb_image));
-  from_chat.sampling = MineruLayoutSampling();
+  from_chat.sampling = LayoutGreedy();
   from_chat.max_new_tokens = 12;
   auto chat_handle = engine->Submit(std::move(from_chat));
   ASSERT_TRUE(chat_handle) << chat_handle.error().ToString();
@@ -84,7 +95,7 @@ TEST(EngineChatTest, MessagesAndRgbImagesEqualReadyIdsAndPixels) {
   ready_image.pixel_values = pixels->values;
   ready_image.grid = {pixels->grid.t, pixels->grid.h, pixels->grid.w};
   ready.images.push_back(std::move(ready_image));
-  ready.sampling = MineruLayoutSampling();
+  ready.sampling = LayoutGreedy();
   ready.max_new_tokens = 12;
   auto ready_handle = engine->Submit(std::move(ready));
   ASSERT_TRUE(ready_handle);

@@ -11,7 +11,7 @@
 
 #include "../support/scratch.h"
 #include "base/json.h"
-#include "model/random_checkpoint.h"
+#include "devtools/random_checkpoint.h"
 
 namespace mineru::engine {
 namespace {
@@ -43,8 +43,8 @@ std::vector<int32_t> Stops(const Json& config, const Json& generation) {
 TEST(StopIdsTest, MinerU2509TinyKeepsItsSet) {
   const Json generation = {
       {"bos_token_id", 151643}, {"eos_token_id", {151645, 151643}}, {"pad_token_id", 151643}};
-  EXPECT_EQ(Stops(model::TinyModelConfig(), generation), (std::vector<int32_t>{151645, 151643}));
-  EXPECT_EQ(Stops(model::RealModelConfig(), generation), (std::vector<int32_t>{151645, 151643}));
+  EXPECT_EQ(Stops(devtools::TinyModelConfig(), generation), (std::vector<int32_t>{151645, 151643}));
+  EXPECT_EQ(Stops(devtools::RealModelConfig(), generation), (std::vector<int32_t>{151645, 151643}));
 }
 
 TEST(StopIdsTest, ProLayout) {
@@ -53,11 +53,12 @@ TEST(StopIdsTest, ProLayout) {
                            {"temperature", 0.01},
                            {"top_k", 1},
                            {"top_p", 0.001}};
-  EXPECT_EQ(Stops(model::ProTinyModelConfig(), generation), (std::vector<int32_t>{151645, 151643}));
+  EXPECT_EQ(Stops(devtools::ProTinyModelConfig(), generation),
+            (std::vector<int32_t>{151645, 151643}));
 }
 
 TEST(StopIdsTest, UnionOfEverySource) {
-  Json config = model::TinyModelConfig();  // eos 151645
+  Json config = devtools::TinyModelConfig();  // eos 151645
   // No generation_config.json: config's eos alone.
   EXPECT_EQ(Stops(config, nullptr), (std::vector<int32_t>{151645}));
   // generation_config adds to config's eos, it does not replace it.
@@ -67,18 +68,19 @@ TEST(StopIdsTest, UnionOfEverySource) {
   config["pad_token_id"] = 151643;
   EXPECT_EQ(Stops(config, nullptr), (std::vector<int32_t>{151645, 151643}));
   EXPECT_EQ(Stops(config, {{"pad_token_id", 11}}), (std::vector<int32_t>{151645, 151643, 11}));
-  Json nested = model::TinyModelConfig();
+  Json nested = devtools::TinyModelConfig();
   nested["text_config"] = {{"pad_token_id", 12}, {"eos_token_id", {13, 14}}};
   EXPECT_EQ(Stops(nested, {{"eos_token_id", 15}}), (std::vector<int32_t>{13, 14, 15, 12}));
   // Null and empty lists add nothing.
-  EXPECT_EQ(Stops(model::TinyModelConfig(), {{"eos_token_id", nullptr}, {"pad_token_id", nullptr}}),
-            (std::vector<int32_t>{151645}));
-  EXPECT_EQ(Stops(model::TinyModelConfig(), {{"eos_token_id", Json::array()}}),
+  EXPECT_EQ(
+      Stops(devtools::TinyModelConfig(), {{"eos_token_id", nullptr}, {"pad_token_id", nullptr}}),
+      (std::vector<int32_t>{151645}));
+  EXPECT_EQ(Stops(devtools::TinyModelConfig(), {{"eos_token_id", Json::array()}}),
             (std::vector<int32_t>{151645}));
 }
 
 TEST(StopIdsTest, Errors) {
-  const model::ModelConfig config = Config(model::TinyModelConfig());
+  const model::ModelConfig config = Config(devtools::TinyModelConfig());
   auto fails = [&](const std::string& text, const std::vector<std::string>& parts) {
     const std::string dir = TestDir();
     WriteFile(dir + "/generation_config.json", text);
@@ -96,7 +98,7 @@ TEST(StopIdsTest, Errors) {
   fails("{\"pad_token_id\": [1]}", {"'pad_token_id'"});
   fails("[151645]", {"generation_config.json", "not a JSON object"});
   fails("{\"eos_token_id\": ", {"generation_config.json"});
-  Json bad_pad = model::TinyModelConfig();
+  Json bad_pad = devtools::TinyModelConfig();
   bad_pad["pad_token_id"] = 200000;
   auto stops = ReadStopIds(TestDir(), Config(bad_pad));
   ASSERT_FALSE(stops);

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "../support/scratch.h"
+#include "devtools/random_checkpoint.h"
 #include "engine/engine.h"
 #include "engine_test_util.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::engine {
 namespace {
@@ -24,7 +24,7 @@ constexpr int kVocab = 1024;
 // The tiny golden shape with a 1,024-token vocabulary (special tokens moved inside it), so
 // thousands of requests run in seconds.
 std::string WriteSmallModel() {
-  Json config = model::TinyModelConfig();
+  Json config = devtools::TinyModelConfig();
   config["vocab_size"] = kVocab;
   config["bos_token_id"] = 1000;
   config["eos_token_id"] = 1001;
@@ -35,9 +35,9 @@ std::string WriteSmallModel() {
   config["video_token_id"] = 1006;
   const std::string dir = testing_support::TestDir() + "/model";
   ThreadPool pool(2);
-  model::RandomCheckpointOptions options;
+  devtools::RandomCheckpointOptions options;
   options.seed = 5;
-  auto status = model::WriteRandomCheckpoint(pool, config, dir, options);
+  auto status = devtools::WriteRandomCheckpoint(pool, config, dir, options);
   EXPECT_TRUE(status) << status.error().ToString();
   return dir;
 }

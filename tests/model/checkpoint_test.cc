@@ -26,15 +26,18 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "checkpoint_test_util.h"
+#include "devtools/random_checkpoint.h"
 #include "model/greedy.h"
 #include "model/model.h"
-#include "model/random_checkpoint.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
 
 namespace mineru::model {
 namespace {
 
+using devtools::TensorNaming;
+using devtools::TinyModelConfig;
+using devtools::WriteRandomCheckpoint;
 namespace fs = std::filesystem;
 
 using testing::EditedGolden;

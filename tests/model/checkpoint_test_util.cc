@@ -20,9 +20,9 @@
 #include "base/json.h"
 #include "base/npy.h"
 #include "base/thread_pool.h"
+#include "devtools/random_checkpoint.h"
 #include "model/greedy.h"
 #include "model/model.h"
-#include "model/random_checkpoint.h"
 #include "model/safetensors.h"
 
 namespace mineru::model::testing {
@@ -181,21 +181,23 @@ void Replace(const std::string& path, std::string_view bytes) {
 
 // Random tiny checkpoints, written once per process and shared (tests only read them).
 std::string SharedRandom(const std::string& name, const Json& config,
-                         const RandomCheckpointOptions& options) {
+                         const devtools::RandomCheckpointOptions& options) {
   static std::map<std::string, std::string>* made = new std::map<std::string, std::string>;
   const auto it = made->find(name);
   if (it != made->end()) return it->second;
   const std::string dir = (ScratchRoot() / "shared" / name).string();
   fs::remove_all(dir);
-  const Status status = WriteRandomCheckpoint(Pool(), config, dir, options);
+  const Status status = devtools::WriteRandomCheckpoint(Pool(), config, dir, options);
   EXPECT_TRUE(status) << status.error().ToString();
   (*made)[name] = dir;
   return dir;
 }
 
-std::string RandomSeed1() { return SharedRandom("seed1", TinyModelConfig(), {.seed = 1}); }
+std::string RandomSeed1() {
+  return SharedRandom("seed1", devtools::TinyModelConfig(), {.seed = 1});
+}
 std::string RandomSeed1Sharded() {
-  return SharedRandom("seed1-sharded", TinyModelConfig(),
+  return SharedRandom("seed1-sharded", devtools::TinyModelConfig(),
                       {.seed = 1, .max_shard_bytes = uint64_t{128} << 10});
 }
 

@@ -22,9 +22,9 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "devtools/random_checkpoint.h"
 #include "model/greedy.h"
 #include "model/model.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::model::testing {
 
@@ -96,7 +96,7 @@ void Replace(const std::string& path, std::string_view bytes);
 
 // Random tiny checkpoints, written once per process and shared (tests only read them).
 std::string SharedRandom(const std::string& name, const Json& config,
-                         const RandomCheckpointOptions& options);
+                         const devtools::RandomCheckpointOptions& options);
 std::string RandomSeed1();
 std::string RandomSeed1Sharded();
 

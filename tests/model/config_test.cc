@@ -13,11 +13,13 @@
 
 #include "base/json.h"
 #include "checkpoint_test_util.h"
-#include "model/random_checkpoint.h"
+#include "devtools/random_checkpoint.h"
 
 namespace mineru::model {
 namespace {
 
+using devtools::RealModelConfig;
+using devtools::TinyModelConfig;
 constexpr std::string_view kWhere = "ckpt/config.json";
 
 Result<ModelConfig> Parse(const Json& json) { return ParseModelConfig(json, kWhere); }

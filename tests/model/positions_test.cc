@@ -6,12 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "base/json.h"
+#include "devtools/random_checkpoint.h"
 #include "model/config.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::model {
 namespace {
 
+using devtools::TinyModelConfig;
 ModelConfig TinyConfig() {
   auto config = ParseModelConfig(TinyModelConfig(), "tiny");
   EXPECT_TRUE(config) << config.error().ToString();

@@ -13,14 +13,19 @@
 
 #include "base/json.h"
 #include "checkpoint_test_util.h"
+#include "devtools/random_checkpoint.h"
 #include "model/checkpoint.h"
 #include "model/config.h"
 #include "model/model.h"
-#include "model/random_checkpoint.h"
 
 namespace mineru::model {
 namespace {
 
+using devtools::ProModelConfig;
+using devtools::ProTinyModelConfig;
+using devtools::RealModelConfig;
+using devtools::TinyModelConfig;
+using devtools::ToProLayout;
 using testing::FailsWith;
 using testing::Join;
 using testing::LinkedCopy;

@@ -15,6 +15,7 @@
 #include "image/decode.h"
 #include "pipeline/block_requests.h"
 #include "pipeline/cross_page_tables.h"
+#include "pipeline/sampling_presets.h"
 
 namespace mineru::pipeline {
 namespace {
@@ -104,7 +105,7 @@ constexpr std::string_view kSystemTurn =
 TEST(ChatRequestBodyTest, Tv45TableCropWithPriority) {
   const image::RgbImage crop = Crop(13, 9, 3);
   const std::string body =
-      Body(ImageRequest(crop, kTablePrompt, engine::MineruTableSampling(), /*priority=*/3));
+      Body(ImageRequest(crop, kTablePrompt, MineruTableSampling(), /*priority=*/3));
   const SplitBody split = Split(body);
   EXPECT_EQ(
       split.frame,
@@ -122,7 +123,7 @@ TEST(ChatRequestBodyTest, Tv45TextOnlyMergeRequest) {
   const std::string prompt = CellMergePrompt({"banana", "5"}, {"longname continued", ""});
   engine::Request request;
   request.messages = {{"user", {text::ChatPart::Text(prompt)}}};
-  request.sampling = engine::MineruDefaultSampling();
+  request.sampling = MineruDefaultSampling();
   EXPECT_EQ(Body(request),
             std::string(R"({"model":"mineru","messages":[)") + std::string(kSystemTurn) +
                 R"(,{"role":"user","content":[{"type":"text","text":)" + Json(prompt).dump() +
@@ -143,7 +144,7 @@ TEST(ChatRequestBodyTest, Tv45InterleavedImagesWithTokenLimit) {
         text::ChatPart::Image({}), text::ChatPart::Text("C")}}};
   request.images.push_back(Input(first));
   request.images.push_back(Input(second));
-  request.sampling = engine::MineruDefaultSampling();
+  request.sampling = MineruDefaultSampling();
   request.max_new_tokens = 4096;
   const SplitBody split = Split(Body(request));
   EXPECT_EQ(split.frame,
@@ -165,7 +166,7 @@ TEST(ChatRequestBodyTest, Tv45InterleavedImagesWithTokenLimit) {
 TEST(ChatRequestBodyTest, Tv45OpenAiModelDropsTheVllmKeys) {
   const image::RgbImage crop = Crop(4, 4, 0);
   const SplitBody split =
-      Split(Body(ImageRequest(crop, kTablePrompt, engine::MineruTableSampling()), "gpt-4o"));
+      Split(Body(ImageRequest(crop, kTablePrompt, MineruTableSampling()), "gpt-4o"));
   EXPECT_EQ(
       split.frame,
       std::string(R"({"model":"gpt-4o","messages":[)") + std::string(kSystemTurn) +
@@ -181,7 +182,7 @@ TEST(ChatRequestBodyTest, Tv45OpenAiModelDropsTheVllmKeys) {
 TEST(ChatRequestBodyTest, GptPrefixIsCaseInsensitiveAndOnlyAPrefix) {
   engine::Request request;
   request.messages = {{"user", {text::ChatPart::Text("x")}}};
-  request.sampling = engine::MineruLayoutSampling();
+  request.sampling = MineruLayoutSampling();
   EXPECT_EQ(Body(request, "GPT-4.1").find("top_k"), std::string::npos);
   EXPECT_EQ(Body(request, "Gpt").find("skip_special_tokens"), std::string::npos);
   EXPECT_NE(Body(request, "chatgpt").find(R"("top_k":1)"), std::string::npos);
@@ -194,7 +195,7 @@ TEST(ChatRequestBodyTest, GivenSystemMessageIsKeptAsAString) {
       {"system", {text::ChatPart::Text("Be "), text::ChatPart::Text("brief.")}},
       {"user", {text::ChatPart::Text("hi")}},
   };
-  request.sampling = engine::MineruLayoutSampling();
+  request.sampling = MineruLayoutSampling();
   const std::string body = Body(request);
   EXPECT_TRUE(
       body.starts_with(R"({"model":"mineru","messages":[{"role":"system","content":"Be brief."},)"

@@ -19,6 +19,7 @@
 #include "image/image.h"
 #include "model_server_stub.h"
 #include "pipeline/remote_generator.h"
+#include "pipeline/sampling_presets.h"
 #include "text/chat_template.h"
 
 namespace mineru::pipeline::testing {
@@ -44,7 +45,7 @@ inline image::RgbImage TestCrop(int64_t width = 20, int64_t height = 12) {
 
 // MinerU's sampling for a block request (temperature 0, top_p 0.01, top_k 1, presence 1.0,
 // frequency 0.005, repetition 1.0, no-repeat n-gram 100).
-inline engine::SamplingParams MineruSampling() { return engine::MineruTableSampling(); }
+inline engine::SamplingParams MineruSampling() { return MineruTableSampling(); }
 
 // A block request: the user turn holds the crop, then `prompt`.
 inline engine::Request CropRequest(std::string prompt, int32_t priority = 0) {

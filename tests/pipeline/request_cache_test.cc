@@ -11,6 +11,7 @@
 
 #include "pipeline/block_requests.h"
 #include "pipeline/page_extractor.h"
+#include "pipeline/sampling_presets.h"
 #include "scripted_generator.h"
 #include "simple_page_script.h"
 
@@ -47,7 +48,7 @@ image::RgbImage Page(uint8_t shade) {
 
 TEST(RequestCacheTest, KeysAreExactAndOnlyForDeterministicRequests) {
   const image::RgbImage page = Page(200);
-  const engine::SamplingParams greedy = engine::MineruDefaultSampling();
+  const engine::SamplingParams greedy = MineruDefaultSampling();
   const auto key = RequestCacheKey(page, kTextPrompt, greedy, std::nullopt);
   ASSERT_TRUE(key);
   EXPECT_EQ(key, RequestCacheKey(page, kTextPrompt, greedy, std::nullopt));

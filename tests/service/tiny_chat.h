@@ -19,11 +19,11 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
+#include "devtools/random_checkpoint.h"
 #include "engine/options.h"
 #include "image/data_url.h"
 #include "image/encode.h"
 #include "model/model.h"
-#include "model/random_checkpoint.h"
 
 #ifndef MINERU_QWEN_TOKENIZER
 #error "tiny_chat.h needs MINERU_QWEN_TOKENIZER (the Qwen2 tokenizer.json) defined by the target"
@@ -36,11 +36,11 @@ namespace mineru::testing_support {
 inline Result<std::shared_ptr<const model::Model>> WriteAndLoadTinyModel(const std::string& dir,
                                                                          uint64_t seed) {
   ThreadPool pool(2);
-  model::RandomCheckpointOptions checkpoint_options;
+  devtools::RandomCheckpointOptions checkpoint_options;
   checkpoint_options.seed = seed;
   checkpoint_options.tokenizer_source = MINERU_QWEN_TOKENIZER;
   MINERU_RETURN_IF_ERROR(
-      model::WriteRandomCheckpoint(pool, model::TinyModelConfig(), dir, checkpoint_options));
+      devtools::WriteRandomCheckpoint(pool, devtools::TinyModelConfig(), dir, checkpoint_options));
   MINERU_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> loaded, model::Model::Load(dir));
   return std::shared_ptr<const model::Model>(std::move(loaded));
 }

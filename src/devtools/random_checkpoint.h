@@ -4,6 +4,10 @@
 // tokenizer_config.json when given the Qwen2 vocabulary): MinerU2.5's real shape for benchmarks,
 // the tiny golden shape for tests, or any Qwen2-VL config; each either as MinerU2.5-2509 lays its
 // files out or as MinerU2.5-Pro-2605 does (CheckpointLayout).
+//
+// Developer tooling, not runtime: `mineru-cpp make-model`, the tests and the benchmarks write
+// checkpoints with it; nothing under engine/, pipeline/, jobs/ or service/ may include it
+// (tools/check_layers.cmake puts devtools just below apps).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +18,7 @@
 #include "base/thread_pool.h"
 #include "text/tokenizer.h"
 
-namespace mineru::model {
+namespace mineru::devtools {
 
 // config.json of MinerU2.5-2509-1.2B's shape (1,156,026,624 parameters; text fields at the root,
 // "in_chans" in the vision config, tied embeddings).
@@ -68,4 +72,4 @@ struct RandomCheckpointOptions {
 Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config, const std::string& dir,
                              const RandomCheckpointOptions& options);
 
-}  // namespace mineru::model
+}  // namespace mineru::devtools

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "model/random_checkpoint.h"
+#include "devtools/random_checkpoint.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,10 +15,13 @@
 #include "model/safetensors.h"
 #include "text/model_files.h"
 
-namespace mineru::model {
+namespace mineru::devtools {
 namespace {
 
 namespace fs = std::filesystem;
+using model::ModelConfig;
+using model::TextConfig;
+using model::VisionConfig;
 
 enum class Init { kLinear, kBias, kNormWeight, kNormBias, kEmbedding };
 
@@ -357,7 +360,8 @@ Json ProTinyModelConfig() { return ToProLayout(TinyModelConfig()); }
 
 Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const std::string& dir,
                              const RandomCheckpointOptions& options) {
-  MINERU_ASSIGN_OR_RETURN(ModelConfig config, ParseModelConfig(config_json, "model config"));
+  MINERU_ASSIGN_OR_RETURN(model::ModelConfig config,
+                          model::ParseModelConfig(config_json, "model config"));
   std::optional<text::ModelTokenizerFiles> tokenizer_files;
   if (!options.tokenizer_source.empty()) {
     MINERU_ASSIGN_OR_RETURN(
@@ -407,7 +411,7 @@ Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const st
     const std::string file =
         sharded ? fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, shards.size())
                 : "model.safetensors";
-    std::vector<TensorToWrite> header_entries;
+    std::vector<model::TensorToWrite> header_entries;
     for (size_t i : shards[s]) {
       const PlannedTensor& t = plan[i];
       const std::string stored = StoredName(t.name, options.naming);
@@ -417,7 +421,7 @@ Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const st
                                                          static_cast<size_t>(t.elements()) * 2)});
       weight_map[stored] = file;
     }
-    const std::string header = SafetensorsHeader(header_entries, {{"format", "pt"}});
+    const std::string header = model::SafetensorsHeader(header_entries, {{"format", "pt"}});
     MINERU_ASSIGN_OR_RETURN(AtomicFileWriter writer,
                             AtomicFileWriter::Create((fs::path(dir) / file).string()));
     uint8_t length[8];
@@ -443,4 +447,4 @@ Status WriteRandomCheckpoint(ThreadPool& pool, const Json& config_json, const st
   return OkStatus();
 }
 
-}  // namespace mineru::model
+}  // namespace mineru::devtools
