@@ -38,7 +38,7 @@ void RenderDocument(benchmark::State& state, const std::string& path,
     }
     const int count = (*doc)->info().page_count();
     Status status = RenderPages(**doc, SelectPageRange(0, -1, count), [&](const PageImage& page) {
-      benchmark::DoNotOptimize(page.rgb.data());
+      benchmark::DoNotOptimize(page.image.pixels.data());
       ++pages;
       pixels += double(page.width()) * page.height();
       return OkStatus();

@@ -12,16 +12,9 @@
 // generated tokens per second (usage.completion_tokens over the wall time). Exit 1 when any
 // request failed (the first failure is printed), 2 for a bad command line.
 //
-// The client is a few POSIX socket calls rather than an HTTP library: requests need JSON and
-// multipart bodies (so wrk and ab do not fit), and a load generator should add as little of its
-// own cost as it can.
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
+// The client is service/http_client.h, a few POSIX socket calls rather than an HTTP library:
+// requests need JSON and multipart bodies (so wrk and ab do not fit), and a load generator should
+// add as little of its own cost as it can.
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -44,6 +37,7 @@
 #include "base/json.h"
 #include "image/data_url.h"
 #include "image/encode.h"
+#include "service/http_client.h"
 
 namespace mineru::apps {
 namespace {
@@ -108,172 +102,7 @@ Result<Target> ParseUrl(std::string_view url) {
   return t;
 }
 
-struct Reply {
-  int status = 0;
-  std::string body;
-};
-
-// One keep-alive HTTP/1.1 connection; reconnects when the server closed it.
-class Connection {
- public:
-  Connection(Target target, std::chrono::seconds timeout)
-      : target_(std::move(target)), timeout_(timeout) {}
-  ~Connection() { Close(); }
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-
-  Result<Reply> Request(std::string_view method, std::string_view path,
-                        std::string_view content_type, std::string_view body) {
-    std::string head = std::string(method) + " " + std::string(path) +
-                       " HTTP/1.1\r\nHost: " + target_.host + ":" + target_.port + "\r\n";
-    if (!content_type.empty()) head += "Content-Type: " + std::string(content_type) + "\r\n";
-    if (method != "GET") head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-    head += "\r\n";
-    // A kept-alive connection the server has closed meanwhile fails at once: retry once fresh.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      const bool reused = fd_ >= 0;
-      if (fd_ < 0) MINERU_RETURN_IF_ERROR(Connect());
-      // One send: a body sent after the head would wait for the server's delayed ACK of it
-      // (Nagle), adding up to 40 ms to every request that a real client would not see.
-      if (SendAll(head + std::string(body))) {
-        auto reply = ReadReply();
-        if (reply || !reused) return reply;
-      } else if (!reused) {
-        return Fail(ErrorCode::kIo, "sending to {}:{} failed", target_.host, target_.port);
-      }
-      Close();
-    }
-    return Fail(ErrorCode::kIo, "the connection to {}:{} failed", target_.host, target_.port);
-  }
-
- private:
-  Status Connect() {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (const int rc = getaddrinfo(target_.host.c_str(), target_.port.c_str(), &hints, &found)) {
-      return Fail(ErrorCode::kIo, "{}:{}: {}", target_.host, target_.port, gai_strerror(rc));
-    }
-    std::unique_ptr<addrinfo, void (*)(addrinfo*)> owned(found, freeaddrinfo);
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-      if (fd < 0) continue;
-      timeval tv{};
-      tv.tv_sec = static_cast<time_t>(timeout_.count());
-      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        const int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        fd_ = fd;
-        buffer_.clear();
-        return OkStatus();
-      }
-      close(fd);
-    }
-    return Fail(ErrorCode::kIo, "cannot connect to {}:{}", target_.host, target_.port);
-  }
-
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-    buffer_.clear();
-  }
-
-  bool SendAll(std::string_view data) {
-    while (!data.empty()) {
-      const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-
-  // Reads more bytes into buffer_; false on EOF, error or timeout.
-  bool Fill() {
-    char chunk[64 * 1024];
-    const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
-    if (n <= 0) return false;
-    buffer_.append(chunk, static_cast<size_t>(n));
-    return buffer_.size() <= kMaxResponseBytes + 64 * 1024;
-  }
-
-  // Until buffer_ holds `n` bytes from `from`.
-  bool Need(size_t from, size_t n) {
-    while (buffer_.size() < from + n) {
-      if (!Fill()) return false;
-    }
-    return true;
-  }
-
-  Result<Reply> ReadReply() {
-    size_t end;
-    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
-      if (!Fill()) return Fail(ErrorCode::kIo, "no response head");
-    }
-    const std::string head = buffer_.substr(0, end);
-    size_t at = end + 4;
-    Reply reply;
-    if (head.size() < 12 || head.compare(0, 5, "HTTP/") != 0) {
-      return Fail(ErrorCode::kIo, "not an HTTP response");
-    }
-    reply.status = std::atoi(head.c_str() + head.find(' ') + 1);
-    std::optional<size_t> length;
-    bool chunked = false, close_after = false;
-    size_t line = head.find("\r\n");
-    while (line != std::string::npos) {
-      const size_t next = head.find("\r\n", line + 2);
-      std::string field = head.substr(line + 2, next == std::string::npos ? next : next - line - 2);
-      std::transform(field.begin(), field.end(), field.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      if (field.rfind("content-length:", 0) == 0) {
-        length = std::strtoull(field.c_str() + 15, nullptr, 10);
-      } else if (field.rfind("transfer-encoding:", 0) == 0) {
-        chunked = field.find("chunked") != std::string::npos;
-      } else if (field.rfind("connection:", 0) == 0) {
-        close_after = field.find("close") != std::string::npos;
-      }
-      line = next;
-    }
-    if (chunked) {
-      while (true) {
-        size_t eol;
-        while ((eol = buffer_.find("\r\n", at)) == std::string::npos) {
-          if (!Fill()) return Fail(ErrorCode::kIo, "truncated chunked body");
-        }
-        const size_t size = std::strtoull(buffer_.c_str() + at, nullptr, 16);
-        at = eol + 2;
-        if (reply.body.size() + size > kMaxResponseBytes || !Need(at, size + 2)) {
-          return Fail(ErrorCode::kIo, "truncated or oversized chunked body");
-        }
-        reply.body.append(buffer_, at, size);
-        at += size + 2;
-        if (size == 0) break;  // (trailers are not expected from our server)
-      }
-    } else if (length) {
-      if (*length > kMaxResponseBytes || !Need(at, *length)) {
-        return Fail(ErrorCode::kIo, "truncated or oversized body");
-      }
-      reply.body = buffer_.substr(at, *length);
-      at += *length;
-    } else {
-      while (Fill()) {
-      }
-      reply.body = buffer_.substr(at);
-      at = buffer_.size();
-      close_after = true;
-    }
-    buffer_.erase(0, at);
-    if (close_after) Close();
-    return reply;
-  }
-
-  Target target_;
-  std::chrono::seconds timeout_;
-  int fd_ = -1;
-  std::string buffer_;
-};
+using Connection = service::HttpClientConnection;
 
 Result<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -514,7 +343,10 @@ int RunBenchHttp(const BenchHttpArgs& args) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < clients; ++i) {
       threads.emplace_back([&, i] {
-        Connection connection(*target, timeout);
+        Connection connection(target->host, target->port,
+                              {.receive_timeout = timeout,
+                               .send_timeout = timeout,
+                               .max_response_bytes = kMaxResponseBytes});
         for (int r = 0; r < args.requests; ++r) {
           const auto t0 = std::chrono::steady_clock::now();
           Sample s = chat  ? ChatOnce(connection, chat_body.Body(args.unique, NextUnique()))

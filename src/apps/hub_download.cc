@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "apps/hub_download.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/curl_easy.h"
 #include "base/json.h"
 #include "base/mapped_file.h"
 
@@ -26,49 +26,23 @@ std::string Env(const char* name) {
   return value != nullptr ? value : "";
 }
 
-// One libcurl easy handle with the settings every request shares.
-class Curl {
- public:
-  Curl() : handle_(curl_easy_init()) {}
-  ~Curl() {
-    if (headers_ != nullptr) curl_slist_free_all(headers_);
-    if (handle_ != nullptr) curl_easy_cleanup(handle_);
+// Every request's settings, from libcurl's defaults (the handle is reused from file to file).
+void Prepare(CurlEasy& curl, const std::string& url) {
+  curl.Reset();
+  CURL* h = curl.get();
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+  // A stalled transfer (under 1 KB/s for 60 s) is an error, not a hang.
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "mineru-cpp/0.1");
+  if (const std::string token = Env("HF_TOKEN"); !token.empty()) {
+    curl.AddHeader("Authorization: Bearer " + token);
+    curl.UseHeaders();
   }
-  Curl(const Curl&) = delete;
-  Curl& operator=(const Curl&) = delete;
-
-  CURL* get() { return handle_; }
-
-  void Prepare(const std::string& url) {
-    curl_easy_reset(handle_);
-    curl_easy_setopt(handle_, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(handle_, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(handle_, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(handle_, CURLOPT_CONNECTTIMEOUT, 10L);
-    // A stalled transfer (under 1 KB/s for 60 s) is an error, not a hang.
-    curl_easy_setopt(handle_, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(handle_, CURLOPT_LOW_SPEED_TIME, 60L);
-    curl_easy_setopt(handle_, CURLOPT_USERAGENT, "mineru-cpp/0.1");
-    if (headers_ != nullptr) {
-      curl_slist_free_all(headers_);
-      headers_ = nullptr;
-    }
-    if (const std::string token = Env("HF_TOKEN"); !token.empty()) {
-      headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + token).c_str());
-      curl_easy_setopt(handle_, CURLOPT_HTTPHEADER, headers_);
-    }
-  }
-
-  long Status() {
-    long code = 0;
-    curl_easy_getinfo(handle_, CURLINFO_RESPONSE_CODE, &code);
-    return code;
-  }
-
- private:
-  CURL* handle_;
-  curl_slist* headers_ = nullptr;
-};
+}
 
 Error Unreachable(const std::string& url, const std::string& why, const std::string& repo) {
   return Error{ErrorCode::kUnavailable,
@@ -78,29 +52,22 @@ Error Unreachable(const std::string& url, const std::string& why, const std::str
                            repo, url, why, repo)};
 }
 
-Result<std::string> Fetch(Curl& curl, const std::string& url, const std::string& repo) {
-  std::string body;
-  curl.Prepare(url);
-  curl_easy_setopt(
-      curl.get(), CURLOPT_WRITEFUNCTION,
-      +[](char* data, size_t size, size_t n, void* out) -> size_t {
-        auto* text = static_cast<std::string*>(out);
-        if (text->size() + size * n > kMaxListingBytes) return 0;
-        text->append(data, size * n);
-        return size * n;
-      });
-  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &body);
+Result<std::string> Fetch(CurlEasy& curl, const std::string& url, const std::string& repo) {
+  CurlBody body;
+  body.max_bytes = kMaxListingBytes;
+  Prepare(curl, url);
+  body.Attach(curl.get());
   const CURLcode code = curl_easy_perform(curl.get());
   if (code != CURLE_OK) return tl::unexpected(Unreachable(url, curl_easy_strerror(code), repo));
-  if (const long status = curl.Status(); status != 200) {
+  if (const long status = curl.ResponseCode(); status != 200) {
     return tl::unexpected(Unreachable(url, fmt::format("HTTP {}", status), repo));
   }
-  return body;
+  return std::move(body.bytes);
 }
 
 struct Transfer {
   std::FILE* file = nullptr;
-  Curl* curl = nullptr;
+  CurlEasy* curl = nullptr;
   int64_t offset = 0;    // bytes already on disk when the request started
   bool checked = false;  // the status was looked at (first body bytes)
   bool failed = false;
@@ -114,14 +81,14 @@ size_t WriteBody(char* data, size_t size, size_t n, void* user) {
   if (!t->checked) {
     t->checked = true;
     // 206: the server resumed at our offset; 200: it sends the whole file, start over.
-    if (t->curl->Status() == 200 && t->offset > 0) {
+    if (t->curl->ResponseCode() == 200 && t->offset > 0) {
       if (std::fflush(t->file) != 0 || ftruncate(fileno(t->file), 0) != 0 ||
           std::fseek(t->file, 0, SEEK_SET) != 0) {
         t->failed = true;
         return 0;
       }
       t->offset = 0;
-    } else if (t->curl->Status() != 200 && t->curl->Status() != 206) {
+    } else if (t->curl->ResponseCode() != 200 && t->curl->ResponseCode() != 206) {
       return size * n;  // an error page: discarded, reported from the status
     }
   }
@@ -143,7 +110,7 @@ int Progress(void* user, curl_off_t total, curl_off_t now, curl_off_t, curl_off_
   return 0;
 }
 
-Status DownloadFile(Curl& curl, const std::string& url, const fs::path& target,
+Status DownloadFile(CurlEasy& curl, const std::string& url, const fs::path& target,
                     const std::string& repo, bool progress) {
   const fs::path partial = target.string() + ".incomplete";
   std::error_code ec;
@@ -160,7 +127,7 @@ Status DownloadFile(Curl& curl, const std::string& url, const fs::path& target,
   t.offset = ec ? 0 : static_cast<int64_t>(existing);
   t.name = target.filename().string();
   t.progress = progress && isatty(STDERR_FILENO) == 1;
-  curl.Prepare(url);
+  Prepare(curl, url);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &t);
   // A Range header (not CURLOPT_RESUME_FROM, which fails when a server ignores it): 206 resumes,
@@ -171,7 +138,7 @@ Status DownloadFile(Curl& curl, const std::string& url, const fs::path& target,
   curl_easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, Progress);
   curl_easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &t);
   const CURLcode code = curl_easy_perform(curl.get());
-  const long status = curl.Status();
+  const long status = curl.ResponseCode();
   const bool closed = std::fclose(file) == 0;
   if (t.progress) std::fprintf(stderr, "\n");
   if (t.failed || !closed) return Fail(ErrorCode::kIo, "{}: write failed", partial.string());
@@ -207,10 +174,8 @@ std::string HubCacheDir() {
 }
 
 Result<std::string> DownloadFromHub(const std::string& repo, const HubDownload& options) {
-  static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (global != CURLE_OK) return Fail(ErrorCode::kUnavailable, "libcurl failed to start");
-  Curl curl;
-  if (curl.get() == nullptr) return Fail(ErrorCode::kUnavailable, "libcurl failed to start");
+  CurlEasy curl;  // InitCurl() first: "failed to start" covers both
+  if (!curl) return Fail(ErrorCode::kUnavailable, "libcurl failed to start");
   const std::string listing_url =
       fmt::format("{}/api/models/{}/revision/{}", options.endpoint, repo, options.revision);
   MINERU_ASSIGN_OR_RETURN(std::string body, Fetch(curl, listing_url, repo));

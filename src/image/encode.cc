@@ -41,6 +41,7 @@ struct PngJob {
   const RgbImage* image;
   int level;
   bool filter_rows;
+  uint32_t pixels_per_metre;
   std::vector<uint8_t> out;
   std::string error;
 };
@@ -64,6 +65,9 @@ bool WritePng(png_structp png, png_infop info, PngJob* job) {
   png_set_IHDR(png, info, static_cast<png_uint_32>(job->image->width),
                static_cast<png_uint_32>(job->image->height), 8, PNG_COLOR_TYPE_RGB,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (job->pixels_per_metre > 0) {
+    png_set_pHYs(png, info, job->pixels_per_metre, job->pixels_per_metre, PNG_RESOLUTION_METER);
+  }
   png_write_info(png, info);
   for (int64_t y = 0; y < job->image->height; ++y) {
     png_write_row(png, job->image->row(y));
@@ -139,7 +143,8 @@ Result<std::vector<uint8_t>> EncodePng(const RgbImage& image, const PngEncodeOpt
     return Fail(ErrorCode::kInvalidArgument, "png: compression level {} outside [0, 9]",
                 options.compression_level);
   }
-  PngJob job{&image, options.compression_level, options.filter_rows, {}, {}};
+  PngJob job{&image, options.compression_level, options.filter_rows, options.pixels_per_metre, {},
+             {}};
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &job, PngOnError, PngOnWarning);
   png_infop info = png != nullptr ? png_create_info_struct(png) : nullptr;
   if (info == nullptr) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // PNG and JPEG encoding of RGB images: crops sent to a model server as data URLs (MinerU's HTTP
-// client PNG-encodes every image) and the JPEG files MinerU writes for image blocks.
+// client PNG-encodes every image), the JPEG files MinerU writes for image blocks, and the pages
+// `mineru-cpp render` writes (image/pdf/page_png.h).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,12 @@ struct PngEncodeOptions {
   // times faster to encode and a few percent smaller at level 1: a 1036 x 1036 page 11 ms and
   // 301 KB instead of 32 ms and 314 KB.
   bool filter_rows = true;
+  // > 0: a pHYs chunk saying this many pixels per metre in both directions (a rendered page's
+  // resolution); 0: none.
+  uint32_t pixels_per_metre = 0;
 };
 
-// Lossless 8-bit RGB PNG, no interlacing, no ancillary chunks.
+// Lossless 8-bit RGB PNG, no interlacing, no ancillary chunks but the pHYs one asked for.
 Result<std::vector<uint8_t>> EncodePng(const RgbImage& image, const PngEncodeOptions& options = {});
 
 enum class ChromaSubsampling {

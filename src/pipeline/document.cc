@@ -400,9 +400,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
         if (progress) progress(state);
         continue;
       }
-      job.image.width = page->width();
-      job.image.height = page->height();
-      job.image.pixels = std::move(page->rgb);
+      job.image = std::move(page->image);
       job.width_pt = page->info.width_pt;
       job.height_pt = page->info.height_pt;
       job.scale = page->scale();

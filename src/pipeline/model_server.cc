@@ -29,7 +29,7 @@ std::string UrlPart(CURLU* url, CURLUPart part) {
 }  // namespace
 
 Result<std::string> NormalizeModelServerUrl(std::string_view text) {
-  InitCurlOnce();
+  InitCurl();
   const std::string quoted(text.substr(0, 256));
   std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> url(curl_url(), &curl_url_cleanup);
   if (!url) return Fail(ErrorCode::kInternal, "libcurl: cannot parse URLs");

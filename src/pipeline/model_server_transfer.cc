@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline/model_server_transfer.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <mutex>
 #include <string_view>
 
 namespace mineru::pipeline {
@@ -62,22 +60,15 @@ std::string Excerpt(std::string_view body) {
 
 }  // namespace
 
-void InitCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 Result<std::unique_ptr<ModelServerTransfer>> ModelServerTransfer::Make(
     const ModelServerOptions& options, const std::string& url,
     std::shared_ptr<const std::string> body, std::chrono::milliseconds timeout) {
-  InitCurlOnce();
   std::unique_ptr<ModelServerTransfer> t(new ModelServerTransfer());
-  t->easy_ = curl_easy_init();
-  if (t->easy_ == nullptr) return Fail(ErrorCode::kInternal, "libcurl: cannot make a handle");
-  t->max_bytes_ = options.max_answer_bytes;
+  if (!t->easy_) return Fail(ErrorCode::kInternal, "libcurl: cannot make a handle");
+  t->body_.max_bytes = options.max_answer_bytes;
   t->max_retry_after_ = options.retry.max_retry_after;
   t->request_body_ = std::move(body);
-  CURL* h = t->easy_;
+  CURL* h = t->easy_.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for DNS timeouts: threads
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -88,47 +79,31 @@ Result<std::unique_ptr<ModelServerTransfer>> ModelServerTransfer::Make(
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
   curl_easy_setopt(h, CURLOPT_USERAGENT, "mineru-cpp");
   if (!options.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &ModelServerTransfer::Write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, t.get());
+  t->body_.Attach(h);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &ModelServerTransfer::Header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, t.get());
   curl_easy_setopt(h, CURLOPT_PRIVATE, t.get());
   // Answers are read as sent: a server that compresses them anyway fails the JSON rule.
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, nullptr);
-  t->headers_ = curl_slist_append(t->headers_, "Accept: application/json");
+  bool headers = t->easy_.AddHeader("Accept: application/json");
   // No "Expect: 100-continue" for large bodies: one round trip less on every crop request.
-  t->headers_ = curl_slist_append(t->headers_, "Expect:");
+  headers = headers && t->easy_.AddHeader("Expect:");
   if (!options.api_key.empty()) {
-    const std::string auth = "Authorization: Bearer " + options.api_key;
-    t->headers_ = curl_slist_append(t->headers_, auth.c_str());
+    headers = headers && t->easy_.AddHeader("Authorization: Bearer " + options.api_key);
   }
   if (t->request_body_) {
-    t->headers_ = curl_slist_append(t->headers_, "Content-Type: application/json");
+    headers = headers && t->easy_.AddHeader("Content-Type: application/json");
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->request_body_->data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(t->request_body_->size()));
   }
-  if (t->headers_ == nullptr) return Fail(ErrorCode::kInternal, "libcurl: out of memory");
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers_);
+  if (!headers) return Fail(ErrorCode::kInternal, "libcurl: out of memory");
+  t->easy_.UseHeaders();
   return t;
 }
 
-ModelServerTransfer::~ModelServerTransfer() {
-  if (easy_ != nullptr) curl_easy_cleanup(easy_);
-  if (headers_ != nullptr) curl_slist_free_all(headers_);
-}
-
-size_t ModelServerTransfer::Write(char* data, size_t size, size_t count, void* user) {
-  auto* t = static_cast<ModelServerTransfer*>(user);
-  const size_t n = size * count;
-  if (t->body_.size() + n > t->max_bytes_) {
-    t->too_large_ = true;
-    return 0;  // less than given: libcurl aborts with CURLE_WRITE_ERROR
-  }
-  t->body_.append(data, n);
-  return n;
-}
+ModelServerTransfer::~ModelServerTransfer() = default;
 
 size_t ModelServerTransfer::Header(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<ModelServerTransfer*>(user);
@@ -145,12 +120,12 @@ size_t ModelServerTransfer::Header(char* data, size_t size, size_t count, void* 
 AttemptOutcome ModelServerTransfer::Finish(int code_value) {
   const auto code = static_cast<CURLcode>(code_value);
   AttemptOutcome out;
-  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &out.status);
+  out.status = easy_.ResponseCode();
   if (code != CURLE_OK) {
-    if (too_large_) {
+    if (body_.too_large) {
       out.kind = AttemptOutcome::Kind::kFatal;
       out.error = fmt::format(
-          "the answer is larger than {} bytes (--model-server-max-answer-bytes)", max_bytes_);
+          "the answer is larger than {} bytes (--model-server-max-answer-bytes)", body_.max_bytes);
       return out;
     }
     out.kind = PermanentTransportError(code) ? AttemptOutcome::Kind::kFatal
@@ -160,10 +135,10 @@ AttemptOutcome ModelServerTransfer::Finish(int code_value) {
   }
   if (out.status >= 200 && out.status < 300) {
     out.kind = AttemptOutcome::Kind::kAnswer;
-    out.body = std::move(body_);
+    out.body = std::move(body_.bytes);
     return out;
   }
-  out.error = fmt::format("HTTP {}: {}", out.status, Excerpt(body_));
+  out.error = fmt::format("HTTP {}: {}", out.status, Excerpt(body_.bytes));
   if (IsRetryableStatus(out.status)) {
     out.kind = AttemptOutcome::Kind::kRetryable;
     out.retry_after =
@@ -174,6 +149,6 @@ AttemptOutcome ModelServerTransfer::Finish(int code_value) {
   return out;
 }
 
-AttemptOutcome ModelServerTransfer::Perform() { return Finish(curl_easy_perform(easy_)); }
+AttemptOutcome ModelServerTransfer::Perform() { return Finish(curl_easy_perform(easy_.get())); }
 
 }  // namespace mineru::pipeline

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// One HTTP attempt against a model server through a libcurl easy handle: set up with the
+// One HTTP attempt against a model server through a libcurl easy handle (base/curl_easy.h): set
+// up with the
 // server's options (timeouts, API key, keep-alive, HTTP/1.1), the answer collected under
 // max_answer_bytes, then judged by the retry rule (pipeline/retry_policy.h). The blocking
 // GET /v1/models and the remote generator's multi-interface transfers share it.
@@ -15,17 +16,11 @@
 #include <optional>
 #include <string>
 
+#include "base/curl_easy.h"
 #include "base/status.h"
 #include "pipeline/model_server.h"
 
-typedef void CURL;  // NOLINT: libcurl's own spelling of its opaque handle
-struct curl_slist;
-
 namespace mineru::pipeline {
-
-// Once per process, before the first handle (curl_global_init is not thread-safe in every
-// libcurl build).
-void InitCurlOnce();
 
 // What one attempt came to.
 struct AttemptOutcome {
@@ -53,7 +48,7 @@ class ModelServerTransfer {
   ModelServerTransfer(const ModelServerTransfer&) = delete;
   ModelServerTransfer& operator=(const ModelServerTransfer&) = delete;
 
-  CURL* easy() const { return easy_; }
+  CURL* easy() const { return easy_.get(); }
   // Judges the attempt once libcurl is done with it (`code`: its CURLcode).
   AttemptOutcome Finish(int code);
   // curl_easy_perform, then Finish.
@@ -61,15 +56,11 @@ class ModelServerTransfer {
 
  private:
   ModelServerTransfer() = default;
-  static size_t Write(char* data, size_t size, size_t count, void* user);
   static size_t Header(char* data, size_t size, size_t count, void* user);
 
-  CURL* easy_ = nullptr;
-  curl_slist* headers_ = nullptr;
+  CurlEasy easy_;
   std::shared_ptr<const std::string> request_body_;  // held: libcurl reads it in place
-  std::string body_;
-  uint64_t max_bytes_ = 0;
-  bool too_large_ = false;
+  CurlBody body_;                                    // the answer, under max_answer_bytes
   std::string retry_after_;
   std::chrono::milliseconds max_retry_after_{0};
 };

@@ -413,7 +413,7 @@ Result<std::unique_ptr<RemoteGenerator>> RemoteGenerator::Create(RemoteGenerator
                 "model server retries, timeouts and answer size must be positive");
   }
   MINERU_ASSIGN_OR_RETURN(const std::string base, NormalizeModelServerUrl(s.url));
-  InitCurlOnce();
+  InitCurl();
   CURLM* multi = curl_multi_init();
   if (multi == nullptr) return Fail(ErrorCode::kInternal, "libcurl: cannot start");
   // The keep-alive pool: one connection per request in flight, kept between requests.

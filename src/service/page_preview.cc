@@ -53,11 +53,7 @@ Result<Rendered> RenderAndCount(const std::string& input_path, int page,
     out.pdf_pages = document->info().page_count();
     if (page >= *out.pdf_pages) return out;
     MINERU_ASSIGN_OR_RETURN(pdf::PageImage rendered, document->RenderPage(page));
-    image::RgbImage rgb;
-    rgb.width = rendered.width();
-    rgb.height = rendered.height();
-    rgb.pixels = std::move(rendered.rgb);
-    MINERU_ASSIGN_OR_RETURN(out.jpeg, Jpeg(rgb));
+    MINERU_ASSIGN_OR_RETURN(out.jpeg, Jpeg(rendered.image));
     return out;
   }
   if (page != 0) return Fail(ErrorCode::kNotFound, "an image has only page 0");

@@ -11,10 +11,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <optional>
 
+#include "base/curl_easy.h"
 #include "service/remote_address.h"
 
 namespace mineru::service {
@@ -24,36 +23,12 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kUserAgent[] = "mineru-cpp";
 
-// curl_global_init is not thread-safe in every libcurl build: run it once, before any handle.
-void InitCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
   }
   return true;
-}
-
-struct Sink {
-  std::string body;
-  uint64_t max_bytes = 0;
-  bool too_large = false;
-};
-
-// Appends; returning less than given makes curl abort with CURLE_WRITE_ERROR.
-size_t Write(char* data, size_t size, size_t count, void* user) {
-  auto* sink = static_cast<Sink*>(user);
-  const size_t n = size * count;
-  if (sink->body.size() + n > sink->max_bytes) {
-    sink->too_large = true;
-    return 0;
-  }
-  sink->body.append(data, n);
-  return n;
 }
 
 // The numeric form and port of an AF_INET/AF_INET6 socket address; nullopt for other families.
@@ -103,8 +78,6 @@ bool IsRedirect(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
-using Handle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
-
 }  // namespace
 
 std::string UnreachableText(std::chrono::milliseconds timeout) {
@@ -127,11 +100,10 @@ Result<std::string> FetchUrl(std::string_view url, const FetchLimits& limits) {
   auto unreachable = [&] {
     return Fail(ErrorCode::kUnavailable, "{}: {}", quoted, UnreachableText(limits.timeout));
   };
-  InitCurlOnce();
-  Handle curl(curl_easy_init(), &curl_easy_cleanup);
+  CurlEasy curl;
   if (!curl) return Fail(ErrorCode::kInternal, "cannot create a libcurl handle");
   CURL* h = curl.get();
-  Sink sink;
+  CurlBody sink;
   sink.max_bytes = limits.max_bytes;
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // handler threads: no SIGALRM for DNS timeouts
 #if LIBCURL_VERSION_NUM >= 0x075500           // 7.85: the string forms; the bitmasks are deprecated
@@ -151,8 +123,7 @@ Result<std::string> FetchUrl(std::string_view url, const FetchLimits& limits) {
   curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limits.max_bytes));
   curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);  // >= 400: no body read, status kept
   curl_easy_setopt(h, CURLOPT_USERAGENT, kUserAgent);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Write);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  sink.Attach(h);
 
   const Clock::time_point deadline = Clock::now() + limits.timeout;
   std::string hop_url(url);
@@ -162,12 +133,10 @@ Result<std::string> FetchUrl(std::string_view url, const FetchLimits& limits) {
     if (left <= 0) return unreachable();
     curl_easy_setopt(h, CURLOPT_URL, hop_url.c_str());
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(left));
-    sink.body.clear();
-    sink.too_large = false;
+    sink.Clear();
 
     const CURLcode code = curl_easy_perform(h);
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    const long status = curl.ResponseCode();
     if (code == CURLE_FILESIZE_EXCEEDED || sink.too_large) {
       return Fail(ErrorCode::kResourceExhausted,
                   "{}: the body is larger than the limit of {} bytes", quoted, limits.max_bytes);
@@ -178,7 +147,7 @@ Result<std::string> FetchUrl(std::string_view url, const FetchLimits& limits) {
     // Everything else that failed (a refused address, DNS, connect, TLS, a reply that is not
     // HTTP, a timeout) reads the same.
     if (code != CURLE_OK) return unreachable();
-    if (status >= 200 && status <= 299) return std::move(sink.body);
+    if (status >= 200 && status <= 299) return std::move(sink.bytes);
     const char* location = nullptr;
     if (!IsRedirect(status) || curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location) != CURLE_OK ||
         location == nullptr) {

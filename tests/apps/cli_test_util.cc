@@ -82,31 +82,6 @@ CliResult RunCli(const std::vector<std::string>& args, const std::vector<std::st
 // ---------------------------------------------------------------------------------------------
 // Arrays and files.
 
-NpyArray ReadArray(const std::string& path) {
-  auto array = ReadNpy(path);
-  EXPECT_TRUE(array) << array.error().ToString();
-  if (!array) {
-    NpyArray empty;
-    empty.shape = {0};
-    return empty;
-  }
-  return std::move(*array);
-}
-
-std::vector<float> F32(const NpyArray& array) {
-  auto values = array.ToF32();
-  EXPECT_TRUE(values) << values.error().ToString();
-  return values ? std::move(*values) : std::vector<float>{};
-}
-std::vector<float> F32(const std::string& path) { return F32(ReadArray(path)); }
-
-std::vector<int64_t> I64(const NpyArray& array) {
-  auto values = array.ToI64();
-  EXPECT_TRUE(values) << values.error().ToString();
-  return values ? std::move(*values) : std::vector<int64_t>{};
-}
-std::vector<int64_t> I64(const std::string& path) { return I64(ReadArray(path)); }
-
 void WriteI64(const std::string& path, const std::vector<int64_t>& shape,
               const std::vector<int64_t>& values) {
   const Status status = WriteNpy(path, DType::kI64, shape, values.data());
@@ -117,21 +92,6 @@ void WriteF32(const std::string& path, const std::vector<int64_t>& shape,
               const std::vector<float>& values) {
   const Status status = WriteNpy(path, DType::kF32, shape, values.data());
   ASSERT_TRUE(status) << status.error().ToString();
-}
-
-double MaxAbs(const std::vector<float>& a) {
-  double m = 0;
-  for (float x : a) m = std::max(m, double{std::fabs(x)});
-  return m;
-}
-
-double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = a.size() == b.size() ? 0 : INFINITY;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m = std::max(m, double{std::fabs(a[i] - b[i])});
-  }
-  return m;
 }
 
 // Copies the golden model directory (20 MB) so a test can damage its copy.

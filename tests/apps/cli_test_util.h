@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/npy.h"
+#include "../support/numeric.h"
 #include "../support/scratch.h"
 #include "../support/subprocess.h"
 #include "base/npy.h"
@@ -67,23 +69,18 @@ using ::mineru::testing_support::Describe;
 // ---------------------------------------------------------------------------------------------
 // Arrays and files.
 
-NpyArray ReadArray(const std::string& path);
-
-std::vector<float> F32(const NpyArray& array);
-std::vector<float> F32(const std::string& path);
-
-std::vector<int64_t> I64(const NpyArray& array);
-std::vector<int64_t> I64(const std::string& path);
+// Reading arrays (tests/support/npy.h) and comparing them (tests/support/numeric.h).
+using ::mineru::testing_support::F32;
+using ::mineru::testing_support::I64;
+using ::mineru::testing_support::MaxAbs;
+using ::mineru::testing_support::MaxDiff;
+using ::mineru::testing_support::ReadArray;
 
 void WriteI64(const std::string& path, const std::vector<int64_t>& shape,
               const std::vector<int64_t>& values);
 
 void WriteF32(const std::string& path, const std::vector<int64_t>& shape,
               const std::vector<float>& values);
-
-double MaxAbs(const std::vector<float>& a);
-
-double MaxDiff(const std::vector<float>& a, const std::vector<float>& b);
 
 // Copies the golden model directory (20 MB) so a test can damage its copy.
 std::string CopyGoldenModel(const std::string& dir);

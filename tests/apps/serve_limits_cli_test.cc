@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../support/http_client.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "cli_test_util.h"
 #include "long_pdf.h"
@@ -31,13 +32,12 @@ using testing::ServeProcess;
 using testing::Succeeded;
 using testing::UsageError;
 using testing_support::Exchange;
+using testing_support::WaitUntil;
 
-template <class Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 6000 && !pred(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return pred();
-}
+// The waits here cover whole documents on a served model (a longer hang guard than
+// WaitUntil's default), and each look is an HTTP request to the server (less often).
+constexpr std::chrono::seconds kDocumentWait{120};
+constexpr std::chrono::milliseconds kRequestPoll{20};
 
 std::string TinyModel(const std::string& scratch) {
   const std::string dir = scratch + "/model";
@@ -94,7 +94,8 @@ TEST(ServeLimitsCliTest, RetentionAndPreviewFlagsReachTheServer) {
     ASSERT_FALSE(server.url().empty()) << server.log();
     const std::string id = Submit(server.port(), pdf);
     ASSERT_FALSE(id.empty());
-    EXPECT_TRUE(Eventually([&] { return Status(server.port(), id) == "gone"; }));
+    EXPECT_TRUE(WaitUntil([&] { return Status(server.port(), id) == "gone"; }, kDocumentWait,
+                          kRequestPoll));
     EXPECT_FALSE(fs::exists(scratch + "/quota/" + id));
   }
 
@@ -118,7 +119,9 @@ TEST(ServeLimitsCliTest, RetentionAndPreviewFlagsReachTheServer) {
   ASSERT_FALSE(server.url().empty()) << server.log();
   const int port = server.port();
   const std::string id = Submit(port, pdf);
-  ASSERT_TRUE(Eventually([&] { return Status(port, id) == "completed"; })) << server.log();
+  ASSERT_TRUE(
+      WaitUntil([&] { return Status(port, id) == "completed"; }, kDocumentWait, kRequestPoll))
+      << server.log();
   const std::string page = "/v1/tasks/" + id + "/pages/0/";
   const int before = starts();  // the parse's own renders
   for (int i = 0; i < 2; ++i) {
@@ -134,7 +137,8 @@ TEST(ServeLimitsCliTest, RetentionAndPreviewFlagsReachTheServer) {
     auto r = Exchange(port, "GET", page + "1");
     held_status = r ? r->status : -1;
   });
-  const bool in_flight = Eventually([&] { return starts() == before + 3; });
+  const bool in_flight =
+      WaitUntil([&] { return starts() == before + 3; }, kDocumentWait, kRequestPoll);
   auto refused = Exchange(port, "GET", page + "2");
   fs::remove(scratch + "/hold");
   held.join();

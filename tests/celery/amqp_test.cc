@@ -14,12 +14,14 @@
 
 #include "../support/rabbitmq_server.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "celery/amqp_client.h"
 
 namespace mineru::jobs {
 namespace {
 
 using testing_support::RabbitMqServer;
+using testing_support::WaitUntil;
 using namespace std::chrono_literals;
 
 // Deliveries handed over by the I/O thread; the callback only pushes, as the API asks.
@@ -46,17 +48,6 @@ class DeliveryQueue {
   std::condition_variable cv_;
   std::deque<Delivery> items_;
 };
-
-// Polls `condition` for up to `limit` (a guard against a hang, not a timing assertion).
-template <class F>
-bool WaitFor(F condition, std::chrono::milliseconds limit = 60s) {
-  for (auto deadline = std::chrono::steady_clock::now() + limit;
-       std::chrono::steady_clock::now() < deadline;) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return condition();
-}
 
 Message Msg(std::string body, std::optional<uint8_t> priority = {}, AmqpTable headers = {}) {
   Message message;
@@ -438,14 +429,14 @@ TEST_F(AmqpTest, BrokerRestartLosesNoConfirmedMessage) {
   ASSERT_TRUE(held);
 
   ASSERT_EQ(server_->Stop(), "");
-  ASSERT_TRUE(WaitFor([&] { return !publisher.connected() && !consumer.connected(); }));
+  ASSERT_TRUE(WaitUntil([&] { return !publisher.connected() && !consumer.connected(); }));
   // Documented behaviour: during the outage Publish fails at once; nothing is buffered.
   Status during = publisher.Publish("", queue, Msg("during"));
   ASSERT_FALSE(during);
   EXPECT_EQ(during.error().code, ErrorCode::kUnavailable);
 
   ASSERT_EQ(server_->Start(), "");
-  ASSERT_TRUE(WaitFor([&] { return publisher.connected() && consumer.connected(); }))
+  ASSERT_TRUE(WaitUntil([&] { return publisher.connected() && consumer.connected(); }))
       << publisher.last_error() << " / " << consumer.last_error();
   EXPECT_GE(publisher.counters().reconnects, 1u);
   EXPECT_GE(consumer.counters().reconnects, 1u);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "base/npy.h"
+#include "../support/npy.h"
 #include "engine/engine.h"
 #include "model/greedy.h"
 #include "model/model.h"
@@ -27,16 +27,8 @@ inline std::shared_ptr<const model::Model> LoadGoldenModel() {
   return model;
 }
 
-template <class T>
-std::vector<T> ReadArray(const std::string& path) {
-  auto array = ReadNpy(path);
-  EXPECT_TRUE(array) << path;
-  if constexpr (std::is_same_v<T, float>) {
-    return *array->ToF32();
-  } else {
-    return *array->ToI64();
-  }
-}
+using testing_support::F32;
+using testing_support::I64;
 
 // One prompt of a golden case with its images and the 16 greedy ids transformers produced.
 struct GoldenPrompt {
@@ -48,10 +40,10 @@ struct GoldenPrompt {
 // Cases: "single_doc", "single_odd", "batch_doc_odd" (two prompts).
 inline std::vector<GoldenPrompt> GoldenPrompts(const std::string& name) {
   const std::string dir = kGoldenDir + "/" + name;
-  const auto ids = ReadArray<int64_t>(dir + "/input_ids.npy");
-  const auto mask = ReadArray<int64_t>(dir + "/attention_mask.npy");
-  const auto grid_values = ReadArray<int64_t>(dir + "/image_grid_thw.npy");
-  const auto generated = ReadArray<int64_t>(dir + "/fp32/generated_ids.npy");
+  const auto ids = I64(dir + "/input_ids.npy");
+  const auto mask = I64(dir + "/attention_mask.npy");
+  const auto grid_values = I64(dir + "/image_grid_thw.npy");
+  const auto generated = I64(dir + "/fp32/generated_ids.npy");
   const auto batch = static_cast<int64_t>(generated.size() / 16);
   const int64_t length = static_cast<int64_t>(ids.size()) / batch;
   std::vector<model::ImageGrid> grids;
@@ -65,7 +57,7 @@ inline std::vector<GoldenPrompt> GoldenPrompts(const std::string& name) {
   std::vector<std::vector<float>> pixels;
   for (const model::ImageGrid& g : grids) {
     const std::string image = g.h == 22 ? "doc_400x300" : g.h == 36 ? "odd_333x517" : "tiny_50x40";
-    pixels.push_back(ReadArray<float>(kGoldenDir + "/images/" + image + ".pixel_values.npy"));
+    pixels.push_back(F32(kGoldenDir + "/images/" + image + ".pixel_values.npy"));
   }
   std::vector<GoldenPrompt> prompts;
   size_t next_image = 0;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/numeric.h"
 #include "base/dtype.h"
 #include "base/status.h"
 #include "checkpoint_test_util.h"
@@ -27,6 +28,7 @@ using testing::ExpectSameOutputs;
 using testing::Greedy;
 using testing::kGoldenModel;
 using testing::OwnedTensor;
+using testing_support::MaxDiff;
 
 // The golden checkpoint with every tensor converted from BF16 by `convert` (one bf16 value in,
 // the bytes of one value out).
@@ -46,16 +48,6 @@ std::string ConvertedGolden(const std::string& name, DType dtype,
       t.data = std::move(out);
     }
   });
-}
-
-// Max |a - b| over two logit vectors of the same size.
-double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m = std::max(m, std::fabs(double{a[i]} - double{b[i]}));
-  }
-  return m;
 }
 
 TEST(WeightDTypeTest, F32CopyGivesBitIdenticalOutputs) {

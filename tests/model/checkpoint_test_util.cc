@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/npy.h"
 #include "base/json.h"
 #include "base/npy.h"
 #include "base/thread_pool.h"
@@ -49,22 +50,23 @@ struct DocInputs {
 DocInputs SingleDoc(const ModelConfig& config) {
   const std::string dir = kGoldenDir + "/single_doc";
   DocInputs inputs;
-  auto ids = ReadNpy(dir + "/input_ids.npy");
-  auto mask = ReadNpy(dir + "/attention_mask.npy");
-  auto grid = ReadNpy(dir + "/image_grid_thw.npy");
-  auto pixels = ReadNpy(kGoldenDir + "/images/doc_400x300.pixel_values.npy");
-  EXPECT_TRUE(ids && mask && grid && pixels);
-  if (!ids || !mask || !grid || !pixels) return inputs;
-  const std::vector<int64_t> grid_values = *grid->ToI64();
+  const NpyArray ids = testing_support::ReadArray(dir + "/input_ids.npy");
+  const std::vector<int64_t> mask = testing_support::I64(dir + "/attention_mask.npy");
+  const std::vector<int64_t> grid_values = testing_support::I64(dir + "/image_grid_thw.npy");
+  std::vector<float> pixels =
+      testing_support::F32(kGoldenDir + "/images/doc_400x300.pixel_values.npy");
+  if (ids.shape.size() != 2 || mask.empty() || grid_values.empty() || pixels.empty()) {
+    return inputs;  // the reads failed the test
+  }
   std::vector<ImageGrid> grids;
   for (size_t i = 0; i + 2 < grid_values.size(); i += 3) {
     grids.push_back({grid_values[i], grid_values[i + 1], grid_values[i + 2]});
   }
-  auto requests = RequestsFromPaddedBatch(*ids->ToI64(), *mask->ToI64(), ids->shape[0],
-                                          ids->shape[1], grids, config);
+  auto requests = RequestsFromPaddedBatch(testing_support::I64(ids), mask, ids.shape[0],
+                                          ids.shape[1], grids, config);
   EXPECT_TRUE(requests) << requests.error().ToString();
   if (requests) inputs.requests = std::move(*requests);
-  inputs.pixels = *pixels->ToF32();
+  inputs.pixels = std::move(pixels);
   return inputs;
 }
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "base/npy.h"
+#include "../support/npy.h"
 #include "model/greedy.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
@@ -20,9 +20,7 @@ namespace {
 const std::string kGolden = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
 
 std::vector<float> Pixels(const std::string& image) {
-  auto array = ReadNpy(kGolden + "/images/" + image + ".pixel_values.npy");
-  EXPECT_TRUE(array);
-  return *array->ToF32();
+  return testing_support::F32(kGolden + "/images/" + image + ".pixel_values.npy");
 }
 
 class EnginePathsTest : public ::testing::Test {

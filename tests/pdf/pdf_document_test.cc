@@ -50,7 +50,8 @@ Error OpenError(const std::string& path, const RenderOptions& options = TestOpti
 
 std::array<uint8_t, 3> Pixel(const PageImage& page, int x, int y) {
   const size_t at = (static_cast<size_t>(y) * page.width() + x) * 3;
-  return {page.rgb[at], page.rgb[at + 1], page.rgb[at + 2]};
+  const std::vector<uint8_t>& rgb = page.image.pixels;
+  return {rgb[at], rgb[at + 1], rgb[at + 2]};
 }
 
 TEST(PdfDocumentTest, PagesComeWithMinerusSizesRotationAndScale) {
@@ -76,7 +77,7 @@ TEST(PdfDocumentTest, PagesComeWithMinerusSizesRotationAndScale) {
     EXPECT_EQ(page->scale(), 200.0 / 72);
     EXPECT_EQ(page->width(), expected[i].width);
     EXPECT_EQ(page->height(), expected[i].height);
-    EXPECT_EQ(page->rgb.size(), size_t(expected[i].width) * expected[i].height * 3);
+    EXPECT_EQ(page->image.pixels.size(), size_t(expected[i].width) * expected[i].height * 3);
     if (i == 0) {
       // The red rectangle (72..272 x 600..720 pt, origin bottom left) lands where MinerU's page
       // image has it: points x scale, y measured from the top.
@@ -101,7 +102,7 @@ TEST(PdfDocumentTest, RealDocumentPage) {
   EXPECT_EQ(page->width(), 1700);
   EXPECT_EQ(page->height(), 2200);
   // Text, a figure and a table: a good part of the page is ink.
-  EXPECT_GT(testing::NonWhiteBytes(page->rgb), int64_t{100000});
+  EXPECT_GT(testing::NonWhiteBytes(page->image.pixels), int64_t{100000});
 }
 
 TEST(PdfDocumentTest, BytesInMemoryRenderAsTheFileDoes) {
@@ -115,7 +116,7 @@ TEST(PdfDocumentTest, BytesInMemoryRenderAsTheFileDoes) {
     auto a = (*from_bytes)->RenderPage(i);
     auto b = from_file->RenderPage(i);
     ASSERT_TRUE(a && b);
-    EXPECT_EQ(a->rgb, b->rgb) << "page " << i + 1;
+    EXPECT_EQ(a->image.pixels, b->image.pixels) << "page " << i + 1;
   }
 }
 
@@ -128,7 +129,7 @@ TEST(PdfDocumentTest, PagesStreamOneAtATimeThroughOneBuffer) {
   std::vector<const uint8_t*> buffers;
   Status status = RenderPages(*doc, SelectPageRange(1, -1, 5), [&](const PageImage& page) {
     seen.push_back(page.index);
-    buffers.push_back(page.rgb.data());
+    buffers.push_back(page.image.pixels.data());
     return OkStatus();
   });
   ASSERT_TRUE(status) << status.error().ToString();
@@ -162,7 +163,7 @@ TEST(PdfDocumentTest, EncryptedDocuments) {
   auto a = doc->RenderPage(0);
   auto b = plain->RenderPage(0);
   ASSERT_TRUE(a && b);
-  EXPECT_EQ(a->rgb, b->rgb);
+  EXPECT_EQ(a->image.pixels, b->image.pixels);
   // An owner password alone restricts editing, not reading: it opens without one.
   auto owner = OpenOk(kPdfData + "/encrypted_owner.pdf");
   ASSERT_TRUE(owner);

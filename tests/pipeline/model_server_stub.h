@@ -72,6 +72,7 @@
 #include "../support/http_client.h"
 #include "../support/python_server.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 
 namespace mineru::testing_support {
@@ -445,12 +446,7 @@ class ModelServerStub {
 
   // Polls until the stub has received at least `count` chat requests; false past kWaitLimit.
   bool WaitForChatRequests(int count) const {
-    const auto until = std::chrono::steady_clock::now() + kWaitLimit;
-    while (ChatRequests() < count) {
-      if (std::chrono::steady_clock::now() > until) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
+    return WaitUntil([&] { return ChatRequests() >= count; }, kWaitLimit);
   }
 
  private:

@@ -18,10 +18,13 @@
 
 #include "../support/scratch.h"
 #include "../support/subprocess.h"
+#include "../support/wait.h"
 #include "base/json.h"
 
 namespace mineru::pipeline {
 namespace {
+
+using testing_support::WaitUntil;
 
 namespace fs = std::filesystem;
 using testing_support::Describe;
@@ -218,9 +221,7 @@ TEST(ParseCliTest, AHubIdIsDownloadedIntoTheCacheThenParsed) {
   argv.push_back(nullptr);
   pid_t server = 0;
   ASSERT_EQ(posix_spawn(&server, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-  for (int i = 0; i < 100 && !Accepts(port); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitUntil([&] { return Accepts(port); });
   const ProcessResult r =
       RunProcess({kBinary, "--threads", "2", "parse", kCorpusDir + "/mineru_unittest_test.pdf",
                   "-o", dir + "/out", "--model", repo, "--max-tokens", "4"},

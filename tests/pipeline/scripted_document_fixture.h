@@ -295,7 +295,7 @@ class ScriptedDocumentTest : public ::testing::Test {
     if (pdf) {
       for (int i = 0; i < 2; ++i) {
         auto page = (*pdf)->RenderPage(i);
-        if (page) run_->page_md5[static_cast<size_t>(i)] = Md5Hex(page->rgb);
+        if (page) run_->page_md5[static_cast<size_t>(i)] = Md5Hex(page->image.pixels);
       }
     }
   }

@@ -19,6 +19,7 @@
 
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "image/data_url.h"
 #include "image/decode.h"
@@ -29,6 +30,8 @@
 
 namespace mineru::service {
 namespace {
+
+using testing_support::WaitUntil;
 
 constexpr char kModelId[] = "tiny-mineru-pro";
 
@@ -418,13 +421,9 @@ TEST_F(ChatClientTest, LowerPriorityValueRunsFirst) {
   urgent["max_tokens"] = 6;
   std::optional<Response> late_reply, urgent_reply;
   std::thread late_client([&] { late_reply = Chat(*server, late); });
-  for (int i = 0; i < 6000 && engine->Stats().submitted < 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  WaitUntil([&] { return engine->Stats().submitted >= 1; });
   std::thread urgent_client([&] { urgent_reply = Chat(*server, urgent); });
-  for (int i = 0; i < 6000 && engine->Stats().submitted < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  WaitUntil([&] { return engine->Stats().submitted >= 2; });
   EXPECT_EQ(engine->Stats().submitted, 2);
   {
     std::lock_guard lock(mutex);

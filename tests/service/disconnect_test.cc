@@ -27,6 +27,7 @@
 
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "service/openai_api.h"
 #include "tiny_chat.h"
@@ -39,6 +40,7 @@ using testing_support::Exchange;
 using testing_support::HttpReply;
 using testing_support::OcrRequest;
 using testing_support::PostRequest;
+using testing_support::WaitUntil;
 
 constexpr char kModelId[] = "tiny-mineru";
 // Bound on every wait for a state the test expects; reaching it fails the test (a hang becomes a
@@ -99,15 +101,6 @@ class EngineGate {
   bool held_ = false;
   int passes_ = 0;
 };
-
-bool WaitUntil(const std::function<bool()>& condition) {
-  const auto limit = std::chrono::steady_clock::now() + kWaitLimit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 // A text-only prompt of several hundred tokens: its prefill takes many kMaxBatchTokens steps.
 Json LongTextBody(bool stream) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Waiting helpers of the HTTP server's tests: a bounded poll (a hang fails the test instead of
-// stalling it) and a gate that holds handlers until the test opens it.
+// Waiting helpers of the HTTP server's tests: the bounded poll of tests/support/wait.h (a hang
+// fails the test instead of stalling it) and a gate that holds handlers until the test opens it.
 #pragma once
 
 #include <chrono>
@@ -9,18 +9,14 @@
 #include <mutex>
 #include <thread>
 
+#include "../support/wait.h"
+
 namespace mineru::service::testing {
 
-inline constexpr std::chrono::seconds kWaitLimit{60};
+// The hang guard of the gate's own waits, the same as WaitUntil's.
+inline constexpr std::chrono::seconds kWaitLimit = testing_support::kWaitGuard;
 
-inline bool WaitUntil(const std::function<bool()>& condition) {
-  const auto limit = std::chrono::steady_clock::now() + kWaitLimit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > limit) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using testing_support::WaitUntil;
 
 // Blocks handlers until opened; counts who waits and who got through.
 class Gate {

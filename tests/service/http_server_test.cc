@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../support/http_client.h"
+#include "../support/wait.h"
 
 namespace mineru::service {
 namespace {
@@ -33,6 +34,7 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 using testing_support::Client;
+using testing_support::WaitUntil;
 using Response = testing_support::HttpReply;
 
 std::string Get(std::string_view path, std::string_view extra = "") {
@@ -46,16 +48,6 @@ std::optional<Response> RoundTrip(int port, const std::string& request) {
   Client c(port);
   if (!c.connected() || !c.Send(request)) return std::nullopt;
   return c.ReadResponse();
-}
-
-template <class Pred>
-bool WaitFor(Pred pred, milliseconds timeout = milliseconds(3000)) {
-  auto end = Clock::now() + timeout;
-  while (Clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return pred();
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -287,14 +279,14 @@ TEST_F(HttpServerTest, KeepAliveServesTwoRequestsThenIdleCloses) {
   auto start = Clock::now();
   EXPECT_TRUE(c.ReadsEof());  // closed after keep_alive_idle
   EXPECT_LT(Clock::now() - start, milliseconds(3000));
-  EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }));
+  EXPECT_TRUE(WaitUntil([&] { return server_.open_connections() == 0; }));
 }
 
 TEST_F(HttpServerTest, OverMaxConnectionsIs503WithRetryAfter) {
   options_.limits.max_connections = 2;
   StartServer();
   Client a(server_.port()), b(server_.port());
-  ASSERT_TRUE(WaitFor([&] { return server_.open_connections() == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return server_.open_connections() == 2; }));
   Client c(server_.port());
   ASSERT_TRUE(c.Send(Get("/health")));
   auto r = c.ReadResponse();
@@ -308,7 +300,7 @@ TEST_F(HttpServerTest, OverMaxConnectionsIs503WithRetryAfter) {
   ASSERT_TRUE(ra);
   EXPECT_EQ(ra->status, 200);
   b.Close();
-  ASSERT_TRUE(WaitFor([&] { return server_.open_connections() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return server_.open_connections() == 1; }));
   auto rd = RoundTrip(server_.port(), Get("/health"));
   ASSERT_TRUE(rd);
   EXPECT_EQ(rd->status, 200);
@@ -368,10 +360,10 @@ TEST_F(HttpServerTest, SseEventsArriveIncrementallyAndDisconnectIsSeen) {
   EXPECT_FALSE(writer->disconnected());
   auto flag = writer->disconnected_flag();
   c.Close();
-  EXPECT_TRUE(WaitFor([&] { return flag->load(); }));
-  EXPECT_TRUE(WaitFor([&] { return probe->callback_ran.load(); }));
-  EXPECT_TRUE(WaitFor([&] { return !writer->Send("x", "after close"); }));
-  EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }));
+  EXPECT_TRUE(WaitUntil([&] { return flag->load(); }));
+  EXPECT_TRUE(WaitUntil([&] { return probe->callback_ran.load(); }));
+  EXPECT_TRUE(WaitUntil([&] { return !writer->Send("x", "after close"); }));
+  EXPECT_TRUE(WaitUntil([&] { return server_.open_connections() == 0; }));
 }
 
 TEST_F(HttpServerTest, SseCloseEndsTheStream) {
@@ -437,9 +429,9 @@ TEST_F(HttpServerTest, HandlerSeesClientDisconnect) {
   {
     Client c(server_.port());
     ASSERT_TRUE(c.Send(Get("/long")));
-    ASSERT_TRUE(WaitFor([&] { return server_.in_flight_requests() == 1; }));
+    ASSERT_TRUE(WaitUntil([&] { return server_.in_flight_requests() == 1; }));
   }  // the client goes away mid-request
-  ASSERT_TRUE(WaitFor([&] { return seen.load() != -1; }));
+  ASSERT_TRUE(WaitUntil([&] { return seen.load() != -1; }));
   EXPECT_EQ(seen.load(), 1);
 }
 
@@ -449,7 +441,7 @@ TEST_F(HttpServerTest, BeginDrainRefusesNewWhileInFlightFinishes) {
   Client slow(server_.port());
   ASSERT_TRUE(slow.Send(Get("/slow")));
   Client idle(server_.port());  // an idle keep-alive connection is closed by the drain
-  ASSERT_TRUE(WaitFor([&] { return server_.in_flight_requests() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return server_.in_flight_requests() == 1; }));
   server_.BeginDrain();
   EXPECT_FALSE(server_.ready());
   Client late(server_.port());
@@ -482,7 +474,7 @@ TEST_F(HttpServerTest, StopClosesStreamsAfterDrainTimeout) {
   Client c(server_.port());
   ASSERT_TRUE(c.Send(Get("/forever")));
   ASSERT_TRUE(c.ReadUntil("event: tick"));
-  ASSERT_TRUE(WaitFor([&] { return got.load(); }));
+  ASSERT_TRUE(WaitUntil([&] { return got.load(); }));
   auto start = Clock::now();
   server_.Stop(milliseconds(200));
   EXPECT_LT(Clock::now() - start, milliseconds(3000));
@@ -597,7 +589,7 @@ TEST_F(HttpServerTest, WriteTimeoutClosesAConnectionThatStopsReading) {
   ASSERT_TRUE(slow.Send(Get("/large")));
   ASSERT_TRUE(slow.ReadAtLeast(1));  // the response is being written (the connection is open)
   // No more reading: the write cannot finish, and write_timeout closes the connection.
-  EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
+  EXPECT_TRUE(WaitUntil([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
   EXPECT_EQ(server_.in_flight_requests(), 0u);
   // The client gets what the kernels had buffered, then the end; never the whole response.
   EXPECT_TRUE(slow.ReadToEnd());
@@ -651,7 +643,7 @@ TEST_F(HttpServerTest, SseQueueLimitExactlyAcceptedOneMoreRefused) {
       EXPECT_FALSE(result.first) << "an event of max_sse_queue_bytes + 1";
       EXPECT_FALSE(result.second) << "after the refusal the stream is closed";
     }
-    EXPECT_TRUE(WaitFor([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
+    EXPECT_TRUE(WaitUntil([&] { return server_.open_connections() == 0; }, milliseconds(30000)));
     EXPECT_TRUE(slow.ReadToEnd());
     EXPECT_LT(slow.received(), kLimit);
   }

@@ -13,11 +13,14 @@
 #include <vector>
 
 #include "../support/http_client.h"
+#include "../support/wait.h"
 #include "service/http_server.h"
 #include "service/service_metrics.h"
 
 namespace mineru::service {
 namespace {
+
+using testing_support::WaitUntil;
 
 using metrics::Registry;
 using testing_support::Client;
@@ -356,9 +359,7 @@ TEST(HttpMetricsTest, ServerReportsEveryRequestByRoutePattern) {
     records.WaitFor(4);
   }
   // Wait until the server has let go of the first connection before the next one.
-  for (int i = 0; i < 3000 && server.open_connections() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  WaitUntil([&] { return server.open_connections() == 0; });
   auto too_large = Exchange(port, "POST", "/upload", std::string(17, 'x'));  // limit + 1
   ASSERT_TRUE(too_large);
   EXPECT_EQ(too_large->status, 413);
@@ -387,9 +388,7 @@ TEST(HttpMetricsTest, ServerReportsEveryRequestByRoutePattern) {
   EXPECT_EQ(seen[4].status, 413);
   EXPECT_EQ(seen[4].rejected_reason, "body_too_large");
 
-  for (int i = 0; i < 3000 && server.open_connections() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  WaitUntil([&] { return server.open_connections() == 0; });
   auto scrape = Exchange(port, "GET", "/metrics");
   ASSERT_TRUE(scrape);
   EXPECT_EQ(scrape->status, 200);

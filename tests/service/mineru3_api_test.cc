@@ -16,12 +16,15 @@
 #include "../pipeline/simple_page_script.h"
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "service/mineru_api.h"
 #include "unzip.h"
 
 namespace mineru::service {
 namespace {
+
+using testing_support::WaitUntil;
 
 using pipeline::testing::HangingGenerator;
 using pipeline::testing::PlainPng;
@@ -283,9 +286,7 @@ TEST_F(Mineru3ApiTest, UnfinishedResultIs202WithTheStatusFields) {
   EXPECT_EQ(task["message"], "Task submitted successfully");
   EXPECT_EQ(task["backend"], "hybrid-engine");
   const std::string id = task.value("task_id", "");
-  for (int i = 0; i < 1000 && generator.submitted() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  WaitUntil([&] { return generator.submitted() != 0; });
   auto pending = Get("/tasks/" + id + "/result");
   ASSERT_TRUE(pending);
   EXPECT_EQ(pending->status, 202);

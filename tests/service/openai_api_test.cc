@@ -19,6 +19,7 @@
 
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/byte_budget.h"
 #include "base/json.h"
 #include "image/data_url.h"
@@ -31,6 +32,8 @@
 
 namespace mineru::service {
 namespace {
+
+using testing_support::WaitUntil;
 
 constexpr char kModelId[] = "tiny-mineru";
 
@@ -452,9 +455,7 @@ TEST_F(OpenAiApiTest, FullEngineQueueIs429WithRetryAfter) {
   // Both cancelled requests are gone from the queue once the stats count them (published after
   // the queue shrank); then the same request is answered.
   constexpr int kCancelled = static_cast<int>(engine::FinishReason::kCancelled);
-  for (int i = 0; i < 6000 && engine->Stats().finished[kCancelled] < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  WaitUntil([&] { return engine->Stats().finished[kCancelled] >= 2; });
   ASSERT_EQ(engine->Stats().finished[kCancelled], 2);
   auto again = ChatOn(*server, MineruBody("\nText Recognition:", *image_url_));
   ASSERT_TRUE(again);
@@ -478,9 +479,7 @@ TEST_F(OpenAiApiTest, RequestPastItsTimeoutIs504OrAnErrorEvent) {
     std::optional<Response> r;
     std::thread client([&] { r = ChatOn(*server, body); });
     // The chat request reached the engine (its deadline was set before): wait out the timeout.
-    for (int i = 0; i < 6000 && engine->Stats().submitted < submitted + 2; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    WaitUntil([&] { return engine->Stats().submitted >= submitted + 2; });
     EXPECT_EQ(engine->Stats().submitted, submitted + 2);
     std::this_thread::sleep_for(api.request_timeout * 5);
     hold.Release();
@@ -556,9 +555,7 @@ TEST_F(OpenAiApiTest, ImageBudgetsAnswer413Or503AndParameterLimits400) {
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200) << ok->body;
   // The engine drops a request's images once they are encoded; the answer may come first.
-  for (int i = 0; i < 6000 && in_flight.in_use() != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  WaitUntil([&] { return in_flight.in_use() == 0; });
   EXPECT_EQ(in_flight.in_use(), 0u);
   EXPECT_GT(in_flight.peak(), 0u);
 }
@@ -581,10 +578,7 @@ std::unique_ptr<HttpServer> StartOneThreadServer(engine::Engine& engine, OpenAiO
 
 // Waits (bounded: a hang fails the test) until the engine has seen `n` more submissions.
 bool WaitSubmitted(engine::Engine& engine, int64_t n) {
-  for (int i = 0; i < 6000 && engine.Stats().submitted < n; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return engine.Stats().submitted >= n;
+  return WaitUntil([&] { return engine.Stats().submitted >= n; });
 }
 
 // Issue 14: each generating request held a handler thread for its whole generation, so 140

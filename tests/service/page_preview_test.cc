@@ -21,6 +21,7 @@
 #include "../pipeline/simple_page_script.h"
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "service/document_api.h"
 
@@ -33,15 +34,10 @@ using pipeline::testing::SimplePageAnswer;
 using std::chrono::milliseconds;
 using testing_support::Exchange;
 using testing_support::HttpReply;
+using testing_support::WaitUntil;
 
 const std::string kCorpusPdf =
     std::string(MINERU_TEST_DATA_DIR) + "/corpus/mineru_small_ocr.pdf";  // 8 pages
-
-template <class Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 3000 && !pred(); ++i) std::this_thread::sleep_for(milliseconds(10));
-  return pred();
-}
 
 // A render helper that appends a line to <dir>/starts when started and waits while <dir>/hold
 // exists, then runs the real helper with the same arguments and descriptors.
@@ -154,7 +150,7 @@ TEST_F(PagePreviewTest, RepeatedPreviewsOfAPageRenderItOnce) {
       statuses[i] = r ? r->status : -1;
     });
   }
-  const bool started = Eventually([&] { return helper_->starts() == 3; });
+  const bool started = WaitUntil([&] { return helper_->starts() == 3; });
   helper_->Release();
   for (std::thread& t : clients) t.join();
   EXPECT_TRUE(started);
@@ -175,7 +171,7 @@ TEST_F(PagePreviewTest, RendersBeyondTheCapAre503WithRetryAfterUntilOneEnds) {
       statuses[page] = r ? r->status : -1;
     });
   }
-  const bool both_in_flight = Eventually([&] { return helper_->starts() == 2; });
+  const bool both_in_flight = WaitUntil([&] { return helper_->starts() == 2; });
   auto refused = Preview(2);
   const int starts_after_refusal = helper_->starts();
   helper_->Release();
@@ -206,9 +202,9 @@ TEST(PagePreviewsTest, WaitersUpToTheLimitGetTheirPreviewOneMoreIsRefused) {
   helper.Hold();
   std::optional<Result<PreviewBytes>> first, second;
   std::thread rendering([&] { first = previews.Get("task/0", kCorpusPdf, 0, render); });
-  const bool rendering_started = Eventually([&] { return helper.starts() == 1; });
+  const bool rendering_started = WaitUntil([&] { return helper.starts() == 1; });
   std::thread waiting([&] { second = previews.Get("task/0", kCorpusPdf, 1, render); });
-  const bool waiting_started = Eventually([&] { return previews.Stats().waited == 1; });
+  const bool waiting_started = WaitUntil([&] { return previews.Stats().waited == 1; });
   Result<PreviewBytes> refused = previews.Get("task/0", kCorpusPdf, 2, render);
   const int starts_after_refusal = helper.starts();
   helper.Release();

@@ -14,6 +14,7 @@
 #include "../pipeline/simple_page_script.h"
 #include "../support/http_client.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "base/json.h"
 #include "image/encode.h"
 #include "image/image.h"
@@ -24,6 +25,8 @@
 
 namespace mineru::service {
 namespace {
+
+using testing_support::WaitUntil;
 
 using pipeline::testing::HangingGenerator;
 using pipeline::testing::PlainPng;
@@ -290,9 +293,7 @@ TEST_F(TaskApiTest, PendingResultIs202CancelledIs409QueueFullIs429) {
   auto first = Upload("/v1/document/parse", {{"file", png, "a.png"}});
   ASSERT_TRUE(first);
   const std::string id = BodyJson(first)["task_id"];
-  for (int i = 0; i < 1000 && generator.submitted() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  WaitUntil([&] { return generator.submitted() != 0; });
   auto pending = Get("/v1/tasks/" + id + "/result");
   ASSERT_TRUE(pending);
   EXPECT_EQ(pending->status, 202);
@@ -312,9 +313,7 @@ TEST_F(TaskApiTest, PendingResultIs202CancelledIs409QueueFullIs429) {
   auto deleted = Exchange(port_, "DELETE", "/v1/tasks/" + id);
   ASSERT_TRUE(deleted);
   EXPECT_EQ(BodyJson(deleted)["status"], "cancelled");
-  for (int i = 0; i < 1000 && generator.cancelled() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  WaitUntil([&] { return generator.cancelled() != 0; });
   EXPECT_EQ(generator.cancelled(), 1);  // the engine request of the deleted task
 }
 
@@ -531,18 +530,12 @@ TEST_F(TaskApiTest, FileParseClientThatLeavesCancelsAndDeletesItsTask) {
     Client c(port_);
     ASSERT_TRUE(c.Send(testing_support::PostRequest("/file_parse", body,
                                                     "Content-Type: " + content_type + "\r\n")));
-    for (int i = 0; i < 1000 && generator.submitted() == 0; ++i) {
-      std::this_thread::sleep_for(milliseconds(5));
-    }
+    WaitUntil([&] { return generator.submitted() != 0; });
     ASSERT_EQ(generator.submitted(), 1);  // its page is in the engine
   }                                       // the client goes away
-  for (int i = 0; i < 1000 && generator.cancelled() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  WaitUntil([&] { return generator.cancelled() != 0; });
   EXPECT_EQ(generator.cancelled(), 1);
-  for (int i = 0; i < 1000 && tasks_->Counts().cancelled + tasks_->Counts().processing > 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  WaitUntil([&] { return tasks_->Counts().cancelled + tasks_->Counts().processing == 0; });
   const jobs::TaskCounts counts = tasks_->Counts();
   EXPECT_EQ(counts.pending + counts.processing + counts.cancelled + counts.completed, 0);
 }

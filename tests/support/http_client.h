@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A hand-written HTTP/1.1 client over POSIX sockets for the service tests (no Beast, no curl:
-// the tests must be able to send malformed, partial and slow requests byte by byte).
+// The service tests' HTTP/1.1 client: the product's raw-socket connection (service/http_client.h;
+// no Beast, no curl: the tests must be able to send malformed, partial and slow requests byte by
+// byte) on 127.0.0.1, and the request and body builders the tests share.
 //
 //   Client c(port);
 //   c.Send(PostRequest("/v1/chat/completions", body, "Content-Type: application/json\r\n"));
@@ -10,52 +11,26 @@
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "service/http_client.h"
+
 namespace mineru::testing_support {
 
-struct HttpReply {
-  int status = 0;
-  std::string head;                            // status line and header lines
-  std::map<std::string, std::string> headers;  // lower-case names
-  std::string body;
-  std::string Header(const std::string& lower_case_name) const;
-};
+using HttpReply = ::mineru::service::HttpClientReply;
 
-// One TCP connection to 127.0.0.1:port. Reads time out after `receive_timeout` so that a hung
-// server fails a test instead of hanging it.
-class Client {
+// One TCP connection to 127.0.0.1:port, connected at construction (service/http_client.h; only
+// the receive side times out, after `receive_timeout`, so that a hung server fails a test
+// instead of hanging it). Responses without a length are read to EOF, as for event streams.
+class Client : public ::mineru::service::HttpClientConnection {
  public:
   explicit Client(int port, std::chrono::seconds receive_timeout = std::chrono::seconds(60));
-  ~Client();
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
 
-  void Close();
-  bool connected() const { return connected_; }
-  int connect_errno() const { return connect_errno_; }
-
-  // Writes all of `data`; false when the connection is gone.
-  bool Send(std::string_view data);
-  // Reads more bytes into buffer(); false on EOF, error or timeout.
-  bool Fill();
-  // True when the server closed the connection (EOF or reset) within the receive timeout.
-  bool ReadsEof();
-  // One response framed by Content-Length (no length: read to EOF, as for event streams).
+  // One response; nullopt when it did not arrive whole.
   std::optional<HttpReply> ReadResponse();
-  // Reads until `needle` has arrived (SSE); false on EOF or timeout.
-  bool ReadUntil(std::string_view needle);
-  std::string& buffer() { return buf_; }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  int connect_errno_ = 0;
-  std::string buf_;
 };
 
 // "GET path HTTP/1.1" with Host and `extra_headers` (each ending in "\r\n").

@@ -17,6 +17,7 @@
 #include "../pipeline/simple_page_script.h"
 #include "../support/redis_server.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "cache/document_codec.h"
 #include "cache/redis_cache.h"
 #include "tasks/task_manager.h"
@@ -25,6 +26,8 @@
 
 namespace mineru::jobs {
 namespace {
+
+using testing_support::WaitUntil;
 
 using pipeline::testing::HangingGenerator;
 using pipeline::testing::PlainPng;
@@ -362,9 +365,7 @@ TEST(SharedTasksTest, CancelAndDeleteFromAnotherNodeReachTheOwner) {
   auto first = node1->Submit({{"a.png", png}}, {});
   ASSERT_TRUE(first);
   ASSERT_TRUE(WaitStatus(*node2, first->id, TaskStatus::kProcessing));
-  for (int i = 0; i < 1000 && generator1.submitted() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(10));  // the page reached node 1's engine
-  }
+  WaitUntil([&] { return generator1.submitted() != 0; });  // the page reached node 1's engine
   ASSERT_GE(generator1.submitted(), 1);
   Heard heard;
   const uint64_t token = node2->Subscribe(first->id, heard.Fn());
@@ -373,13 +374,10 @@ TEST(SharedTasksTest, CancelAndDeleteFromAnotherNodeReachTheOwner) {
   ASSERT_TRUE(before);
   EXPECT_EQ(before->status, TaskStatus::kProcessing);  // the state the request was sent in
   ASSERT_TRUE(WaitStatus(*node1, first->id, TaskStatus::kCancelled));
-  for (int i = 0; i < 200 && generator1.cancelled() == 0; ++i) {
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  WaitUntil([&] { return generator1.cancelled() != 0; });
   EXPECT_GE(generator1.cancelled(), 1);  // the owner's engine requests were cancelled
   ASSERT_TRUE(WaitStatus(*node2, first->id, TaskStatus::kCancelled));
-  for (int i = 0; i < 200 && heard.Get().size() < 2; ++i)
-    std::this_thread::sleep_for(milliseconds(10));
+  WaitUntil([&] { return heard.Get().size() >= 2; });
   EXPECT_EQ(heard.Get(),
             (std::vector<TaskStatus>{TaskStatus::kProcessing, TaskStatus::kCancelled}));
 
@@ -395,8 +393,7 @@ TEST(SharedTasksTest, CancelAndDeleteFromAnotherNodeReachTheOwner) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   EXPECT_TRUE(gone) << "the owner did not delete the task";
-  for (int i = 0; i < 200 && deleted.Get().size() < 2; ++i)
-    std::this_thread::sleep_for(milliseconds(10));
+  WaitUntil([&] { return deleted.Get().size() >= 2; });
   ASSERT_FALSE(deleted.Get().empty());
   EXPECT_EQ(deleted.Get().back(), TaskStatus::kCancelled);  // subscribers hear the end
   EXPECT_EQ(errors.count(), 0u);

@@ -17,6 +17,7 @@
 #include "../pipeline/scripted_generator.h"
 #include "../pipeline/simple_page_script.h"
 #include "../support/scratch.h"
+#include "../support/wait.h"
 #include "image/encode.h"
 #include "image/image.h"
 #include "image/resize.h"
@@ -35,6 +36,7 @@ using pipeline::testing::ScriptedGenerator;
 using pipeline::testing::SimplePageAnswer;
 using std::chrono::milliseconds;
 using testing_support::TestDir;
+using testing_support::WaitUntil;
 
 TaskManagerOptions Options(const std::string& dir) {
   TaskManagerOptions o;
@@ -45,12 +47,6 @@ TaskManagerOptions Options(const std::string& dir) {
 }
 
 using testing::WaitFinal;
-
-template <class Pred>
-bool Eventually(Pred pred) {
-  for (int i = 0; i < 3000 && !pred(); ++i) std::this_thread::sleep_for(milliseconds(10));
-  return pred();
-}
 
 TEST(TaskManagerTest, TaskRunsToOutputsAndSubscribersHearEveryStateInOrder) {
   const std::string dir = TestDir();
@@ -181,11 +177,11 @@ TEST(TaskManagerTest, IdenticalDocumentsInFlightTogetherRunOnce) {
   auto first = (*manager)->Submit({{"a.png", png}}, {});
   ASSERT_TRUE(first);
   ASSERT_TRUE(
-      Eventually([&] { return (*manager)->Get(first->id)->status == TaskStatus::kProcessing; }));
+      WaitUntil([&] { return (*manager)->Get(first->id)->status == TaskStatus::kProcessing; }));
   auto second = (*manager)->Submit({{"b.png", png}}, {});
   ASSERT_TRUE(second);
   ASSERT_TRUE(
-      Eventually([&] { return (*manager)->Get(second->id)->status == TaskStatus::kProcessing; }));
+      WaitUntil([&] { return (*manager)->Get(second->id)->status == TaskStatus::kProcessing; }));
   {
     std::lock_guard lock(mutex);
     second_submitted = true;
@@ -235,7 +231,7 @@ TEST(TaskManagerTest, QueueIsBoundedAndReportsPlaceInLine) {
   const std::string png = PlainPng(200, 100, 200);
   auto running = (*manager)->Submit({{"0.png", png}}, {});
   ASSERT_TRUE(running);
-  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return generator.submitted() == 1; }));
   auto first = (*manager)->Submit({{"1.png", png}}, {});
   auto second = (*manager)->Submit({{"2.png", png}}, {});
   ASSERT_TRUE(first && second);
@@ -258,11 +254,11 @@ TEST(TaskManagerTest, CancelWhileProcessingCancelsTheEngineRequests) {
   ASSERT_TRUE(manager);
   auto task = (*manager)->Submit({{"p.png", PlainPng(200, 100, 200)}}, {});
   ASSERT_TRUE(task);
-  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return generator.submitted() == 1; }));
   std::optional<TaskInfo> after = (*manager)->Cancel(task->id);
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, TaskStatus::kCancelled);
-  EXPECT_TRUE(Eventually([&] { return generator.cancelled() == 1; }));
+  EXPECT_TRUE(WaitUntil([&] { return generator.cancelled() == 1; }));
   auto outputs = (*manager)->Outputs(task->id);
   ASSERT_FALSE(outputs);
   EXPECT_EQ(outputs.error().code, ErrorCode::kCancelled);
@@ -277,14 +273,14 @@ TEST(TaskManagerTest, DeleteForgetsTheTaskAndRemovesItsFiles) {
   ASSERT_TRUE(manager);
   auto task = (*manager)->Submit({{"p.png", PlainPng(200, 100, 200)}}, {});
   ASSERT_TRUE(task);
-  ASSERT_TRUE(Eventually([&] { return generator.submitted() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return generator.submitted() == 1; }));
   const fs::path task_dir = fs::path(dir) / "tasks" / task->id;
   EXPECT_TRUE(fs::exists(task_dir));
   std::optional<TaskInfo> last = (*manager)->Delete(task->id);
   ASSERT_TRUE(last);
   EXPECT_EQ(last->status, TaskStatus::kCancelled);
   EXPECT_FALSE((*manager)->Get(task->id));
-  EXPECT_TRUE(Eventually([&] { return !fs::exists(task_dir); }));
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(task_dir); }));
   EXPECT_FALSE((*manager)->Delete(task->id));
 }
 
@@ -317,7 +313,7 @@ TEST(TaskManagerTest, FinishedTasksLeaveAfterRetentionOrBeyondTheCount) {
   auto b = (*manager)->Submit({{"b.png", PlainPng(200, 100, 20)}}, {});
   ASSERT_TRUE(b);
   WaitFinal(**manager, b->id);
-  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(a->id); }));  // the older one went
+  EXPECT_TRUE(WaitUntil([&] { return !(*manager)->Get(a->id); }));  // the older one went
   EXPECT_FALSE(fs::exists(fs::path(dir) / "tasks" / a->id));
   EXPECT_TRUE((*manager)->Get(b->id));
 
@@ -327,7 +323,7 @@ TEST(TaskManagerTest, FinishedTasksLeaveAfterRetentionOrBeyondTheCount) {
   ASSERT_TRUE(short_lived);
   auto c = (*short_lived)->Submit({{"c.png", PlainPng(200, 100, 30)}}, {});
   ASSERT_TRUE(c);
-  EXPECT_TRUE(Eventually([&] { return !(*short_lived)->Get(c->id); }));
+  EXPECT_TRUE(WaitUntil([&] { return !(*short_lived)->Get(c->id); }));
 }
 
 TEST(TaskManagerTest, BadSubmissionsAreRefusedWithTheReason) {
@@ -416,7 +412,7 @@ TEST(TaskManagerTest, FailedAndCancelledTasksKeepTheirStateButNotTheirFiles) {
   ASSERT_TRUE(failed);
   ASSERT_EQ(WaitFinal(**manager, failed->id).status, TaskStatus::kFailed);
   const fs::path failed_dir = fs::path(dir) / "tasks" / failed->id;
-  EXPECT_TRUE(Eventually([&] { return !fs::exists(failed_dir); }));
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(failed_dir); }));
   auto still = (*manager)->Get(failed->id);
   ASSERT_TRUE(still);
   EXPECT_EQ(still->status, TaskStatus::kFailed);
@@ -434,13 +430,13 @@ TEST(TaskManagerTest, FailedAndCancelledTasksKeepTheirStateButNotTheirFiles) {
   auto running = (*held)->Submit({{"r.png", PlainPng(200, 100, 1)}}, {});
   auto pending = (*held)->Submit({{"p.png", PlainPng(200, 100, 2)}}, {});
   ASSERT_TRUE(running && pending);
-  ASSERT_TRUE(Eventually([&] { return hanging.submitted() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return hanging.submitted() == 1; }));
   const fs::path tasks = fs::path(dir) / "2" / "tasks";
   ASSERT_TRUE(fs::exists(tasks / pending->id));
   EXPECT_EQ((*held)->Cancel(pending->id)->status, TaskStatus::kCancelled);
   EXPECT_FALSE(fs::exists(tasks / pending->id));  // no thread held it: at once
   EXPECT_EQ((*held)->Cancel(running->id)->status, TaskStatus::kCancelled);
-  EXPECT_TRUE(Eventually([&] { return !fs::exists(tasks / running->id); }));
+  EXPECT_TRUE(WaitUntil([&] { return !fs::exists(tasks / running->id); }));
   EXPECT_TRUE((*held)->Get(running->id) && (*held)->Get(pending->id));
 }
 
@@ -481,7 +477,7 @@ TEST(TaskManagerTest, FinishedTasksBeyondTheByteQuotaLeaveOldestFirst) {
   auto third = (*manager)->Submit({{"c.png", png}}, {});
   ASSERT_TRUE(third);
   ASSERT_EQ(WaitFinal(**manager, third->id).status, TaskStatus::kCompleted);
-  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(ids[0]); }));  // the oldest left
+  EXPECT_TRUE(WaitUntil([&] { return !(*manager)->Get(ids[0]); }));  // the oldest left
   EXPECT_FALSE(fs::exists(tasks / ids[0]));
   EXPECT_TRUE((*manager)->Get(ids[1]) && (*manager)->Get(third->id));
   EXPECT_TRUE(fs::exists(tasks / ids[1]) && fs::exists(tasks / third->id));
@@ -492,7 +488,7 @@ TEST(TaskManagerTest, FinishedTasksBeyondTheByteQuotaLeaveOldestFirst) {
   ASSERT_TRUE(tight);
   auto alone = (*tight)->Submit({{"a.png", png}}, {});
   ASSERT_TRUE(alone);
-  EXPECT_TRUE(Eventually([&] { return !(*tight)->Get(alone->id); }));
+  EXPECT_TRUE(WaitUntil([&] { return !(*tight)->Get(alone->id); }));
   EXPECT_FALSE(fs::exists(fs::path(dir) / "small" / "tasks" / alone->id));
 }
 
@@ -520,10 +516,10 @@ TEST(TaskManagerTest, TheByteQuotaNeverTakesARunningTask) {
   ASSERT_TRUE(manager);
   auto first = (*manager)->Submit({{"a.png", PlainPng(200, 100, 50)}}, {});
   ASSERT_TRUE(first);
-  ASSERT_TRUE(Eventually([&] { return layouts.load() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return layouts.load() == 1; }));
   auto second = (*manager)->Submit({{"b.png", PlainPng(200, 100, 60)}}, {});
   ASSERT_TRUE(second);
-  const bool second_left = Eventually([&] { return !(*manager)->Get(second->id); });
+  const bool second_left = WaitUntil([&] { return !(*manager)->Get(second->id); });
   const fs::path tasks = fs::path(dir) / "tasks";
   const bool first_kept = fs::exists(tasks / first->id) && (*manager)->Get(first->id);
   {
@@ -533,7 +529,7 @@ TEST(TaskManagerTest, TheByteQuotaNeverTakesARunningTask) {
   gate_changed.notify_all();
   EXPECT_TRUE(second_left);
   EXPECT_TRUE(first_kept);
-  EXPECT_TRUE(Eventually([&] { return !(*manager)->Get(first->id); }));
+  EXPECT_TRUE(WaitUntil([&] { return !(*manager)->Get(first->id); }));
   EXPECT_FALSE(fs::exists(tasks / first->id));
 }
 

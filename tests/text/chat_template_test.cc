@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "base/npy.h"
+#include "../support/npy.h"
 #include "text_test_util.h"
 
 namespace mineru::text {
@@ -19,14 +19,7 @@ using testing::Qwen;
 
 const std::string kGolden = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
 
-std::vector<int64_t> ReadI64(const std::string& path) {
-  auto array = ReadNpy(path);
-  EXPECT_TRUE(array) << array.error().ToString();
-  if (!array) return {};
-  auto values = array->ToI64();
-  EXPECT_TRUE(values) << values.error().ToString();
-  return values ? *values : std::vector<int64_t>{};
-}
+using testing_support::I64;
 
 std::vector<ChatMessage> OneImagePrompt(ImageGrid grid, std::string text) {
   return {{"user", {ChatPart::Image(grid), ChatPart::Text(std::move(text))}}};
@@ -66,8 +59,8 @@ TEST(ChatTemplateTest, GoldenPromptIds) {
   ASSERT_NE(t, nullptr);
   for (const char* name : {"single_doc", "single_odd"}) {
     const std::string dir = kGolden + "/" + name;
-    const std::vector<int64_t> grid = ReadI64(dir + "/image_grid_thw.npy");
-    const std::vector<int64_t> golden = ReadI64(dir + "/input_ids.npy");
+    const std::vector<int64_t> grid = I64(dir + "/image_grid_thw.npy");
+    const std::vector<int64_t> golden = I64(dir + "/input_ids.npy");
     ASSERT_EQ(grid.size(), 3u);
     auto prompt =
         BuildChatPrompt(*t, OneImagePrompt({grid[0], grid[1], grid[2]}, "\nWhat's that sound?"));

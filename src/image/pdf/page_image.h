@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// A rendered PDF page and what is known about a document's pages before rendering them.
-// Deliberately self-contained (plain RGB8 bytes): the image layer's own types are free to
-// change without touching the renderer.
+// A rendered PDF page and what is known about a document's pages before rendering them. The
+// pixels are the image layer's one container (image/image.h), so the pipeline takes a page
+// without copying or converting it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "base/status.h"
+#include "image/image.h"
 
 namespace mineru::pdf {
 
@@ -41,12 +42,12 @@ struct PageGeometry {
 Result<PageGeometry> ComputePageGeometry(const PageInfo& page, double dpi, int max_long_side,
                                          int64_t max_pixels);
 
-// A rendered page: `height` rows of `width` x 3 bytes (R, G, B), top row first, no padding.
+// A rendered page: image.width x image.height == geometry.width x geometry.height.
 struct PageImage {
   int index = 0;  // 0-based page index in the document
   PageInfo info;
   PageGeometry geometry;
-  std::vector<uint8_t> rgb;
+  image::RgbImage image;
 
   int width() const { return geometry.width; }
   int height() const { return geometry.height; }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes a rendered page as a PNG file (libpng) for `mineru-cpp render`: a tool's output for
-// people to look at, not a step of the pipeline (which keeps pixels in memory). Kept here, not
-// in the image layer's encoders, so that the renderer depends on nothing still in flux.
+// Writes a rendered page as a PNG file (the image layer's encoder, image/encode.h) for
+// `mineru-cpp render`: a tool's output for people to look at, not a step of the pipeline (which
+// keeps pixels in memory).
 #pragma once
 
 #include <string>

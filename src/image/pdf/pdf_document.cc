@@ -332,7 +332,7 @@ Status PdfDocument::RenderPage(int index, PageImage* out) {
         step));
   }
   try {
-    out->rgb.resize(pixel_bytes);
+    out->image.pixels.resize(pixel_bytes);
   } catch (const std::bad_alloc&) {
     helper_.Stop();
     failed_ = true;
@@ -341,12 +341,15 @@ Status PdfDocument::RenderPage(int index, PageImage* out) {
         fmt::format("{}: no memory for a {} x {} page", step, geometry.width, geometry.height)});
     return tl::unexpected(failure_);
   }
-  if (TransferFailure f = helper_.Receive(out->rgb, deadline); f != TransferFailure::kNone) {
+  if (TransferFailure f = helper_.Receive(out->image.pixels, deadline);
+      f != TransferFailure::kNone) {
     return tl::unexpected(Abort(f, step));
   }
   out->index = index;
   out->info = info_.pages[index];
   out->geometry = geometry;
+  out->image.width = geometry.width;
+  out->image.height = geometry.height;
   return OkStatus();
 }
 

@@ -6,7 +6,7 @@
 //   MINERU_ASSIGN_OR_RETURN(auto doc, PdfDocument::Open("paper.pdf", options));
 //   for (int i = 0; i < doc->info().page_count(); ++i) {
 //     MINERU_ASSIGN_OR_RETURN(PageImage page, doc->RenderPage(i));
-//     ...  // page.rgb, page.width(), page.height(), page.scale()
+//     ...  // page.image (image::RgbImage), page.width(), page.height(), page.scale()
 //   }
 //
 // One helper per document: a crash, a hang or garbage from the helper (a hostile PDF, a Poppler
@@ -56,7 +56,7 @@ class PdfDocument {
   // cannot draw it) leaves the document usable for other pages; a failure of the helper itself
   // (timeout, crash, malformed reply) ends it, and every later call repeats that error.
   Result<PageImage> RenderPage(int index);
-  // The same, reusing out->rgb's storage.
+  // The same, reusing out->image's storage.
   Status RenderPage(int index, PageImage* out);
 
   // Writes <stem>_layout.pdf to `path` (atomically: a reader sees no file or the whole file):
