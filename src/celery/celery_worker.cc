@@ -5,13 +5,14 @@
 
 #include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "base/blocking_queue.h"
 #include "base/server_paths.h"
 #include "cache/document_codec.h"
 #include "celery/celery_amqp.h"
@@ -104,18 +105,18 @@ class CeleryWorker::Impl {
     MINERU_RETURN_IF_ERROR(amqp_.Consume(CeleryPidboxQueueName(options_.hostname), kControlPrefetch,
                                          [this](Delivery d) { OnControl(std::move(d)); }));
     for (int i = 0; i < options_.slots; ++i) threads_.emplace_back([this] { Work(); });
-    return amqp_.Consume(options_.queue, static_cast<uint16_t>(options_.slots), [this](Delivery d) {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;  // left unacked: redelivered elsewhere
-      queue_.push_back(std::move(d));
-      changed_.notify_one();
-    });
+    // At most `slots` deliveries are unacked (the prefetch), so the queue needs no bound of its
+    // own; one refused after Stop is left unacked and redelivered elsewhere.
+    return amqp_.Consume(options_.queue, static_cast<uint16_t>(options_.slots),
+                         [this](Delivery d) { queue_.TryPush(std::move(d)); });
   }
 
   void Stop() {
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      // Queued deliveries stay unacked: the broker redelivers them.
+      queue_.CloseAndTake();
       stopping_ = true;
     }
     changed_.notify_all();
@@ -176,18 +177,13 @@ class CeleryWorker::Impl {
   }
 
   void Work() {
-    while (true) {
-      Delivery d;
+    while (std::optional<Delivery> d = queue_.Pop()) {
       {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;  // queued deliveries stay unacked: the broker redelivers them
-        d = std::move(queue_.front());
-        queue_.pop_front();
+        std::lock_guard lock(mutex_);
         ++stats_.received;
-        if (d.redelivered) ++stats_.redelivered;
+        if (d->redelivered) ++stats_.redelivered;
       }
-      Handle(d);
+      Handle(*d);
     }
   }
 
@@ -479,7 +475,7 @@ class CeleryWorker::Impl {
   const CeleryWorkerOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Delivery> queue_;
+  BlockingQueue<Delivery> queue_;  // deliveries for the slot threads; closed by Stop
   bool stopping_ = false;
   CeleryRevokedIds revoked_;
   std::unordered_map<std::string, Running> running_;  // by Celery task id

@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <span>
 #include <thread>
 
+#include "base/blocking_queue.h"
 #include "base/json.h"
 #include "base/mapped_file.h"
 #include "base/md5.h"
@@ -65,39 +64,6 @@ struct PageOutput {
   int64_t request_retries = 0;
   std::vector<TruncatedRequest> truncated;
   uint64_t phash = 0;  // of the rendered page; 0 when it could not be rendered
-};
-
-// A queue of at most `capacity` jobs: Push blocks while full, Pop while empty; Close ends it.
-class JobQueue {
- public:
-  explicit JobQueue(size_t capacity) : capacity_(capacity) {}
-  void Push(PageJob job) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return jobs_.size() < capacity_; });
-    jobs_.push_back(std::move(job));
-    changed_.notify_all();
-  }
-  std::optional<PageJob> Pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !jobs_.empty() || closed_; });
-    if (jobs_.empty()) return std::nullopt;
-    PageJob job = std::move(jobs_.front());
-    jobs_.pop_front();
-    changed_.notify_all();
-    return job;
-  }
-  void Close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<PageJob> jobs_;
-  bool closed_ = false;
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -355,7 +321,7 @@ Result<DocumentResult> ParseDocument(Generator& generator, const std::string& in
   DocumentProgress state{0, result.pages, 0};
   // One rendered page waits at most: page images in memory stay within pages_in_flight + 2
   // (those being extracted, the one waiting, the one being rendered).
-  JobQueue queue(1);
+  BlockingQueue<PageJob> queue(1);
   std::vector<std::thread> workers;
   for (int w = 0; w < std::min(options.pages_in_flight, result.pages); ++w) {
     workers.emplace_back([&] {
