@@ -73,14 +73,17 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const int threads = ResolveThreads(global);
   ThreadPool pool(threads);
   double t0 = Now();
-  auto loaded = model::Model::Load(args.model_dir, args.load.Limits(), /*pack=*/true, &pool);
+  auto loaded = model::Model::Load(args.model_dir, args.load.Limits(), /*pack=*/true, &pool,
+                                   args.load.Precision());
   if (!loaded) return ReportError(loaded.error());
   const double load_seconds = Now() - t0;
   std::shared_ptr<const model::Model> shared_model(std::move(*loaded));
   const model::Model& model = *shared_model;
   const model::ModelConfig& config = model.config();
 
-  std::printf("machine: %d threads, SIMD target %s\n", threads, CurrentSimdTargetName().c_str());
+  std::printf("machine: %d threads, SIMD target %s, precision %s\n", threads,
+              CurrentSimdTargetName().c_str(),
+              std::string(model::PrecisionName(model.precision())).c_str());
   const double peak = ops::MeasureFmaPeakGflops(pool);
   // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the packed
   // head (272 MB of the weights decode streams). This VM's bandwidth drifts by tens of percent
@@ -89,8 +92,11 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   auto measure_bandwidth = [&](double& fresh, double& packed) {
     fresh = ops::MeasureReadBandwidthGBps(pool);
     const ops::PackedMatrix& head = model.packed_decoder()->lm_head;
+    const auto* head_bytes = head.layout() == ops::WeightLayout::kBf16Rows
+                                 ? reinterpret_cast<const uint8_t*>(head.row_parts()[0].data)
+                                 : head.data();
     packed = ops::MeasureReadBandwidthGBps(
-        pool, std::span(head.data(), static_cast<size_t>(head.bytes())), 5);
+        pool, std::span(head_bytes, static_cast<size_t>(head.bytes())), 5);
   };
   double fresh_bandwidth = 0, weights_bandwidth = 0;
   measure_bandwidth(fresh_bandwidth, weights_bandwidth);
@@ -102,6 +108,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
   Json report{{"threads", threads},
               {"simd_target", CurrentSimdTargetName()},
+              {"precision", model::PrecisionName(model.precision())},
               {"fma_peak_gflops", peak},
               {"read_bandwidth_gbps", bandwidth},
               {"read_bandwidth_fresh_gbps", fresh_bandwidth},

@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Command-line flags for the limits applied while opening a checkpoint.
+// Command-line flags for opening a checkpoint: the limits applied while reading it, and the
+// arithmetic its matrix products run in (model/precision.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include "model/checkpoint.h"
+#include "model/precision.h"
 
 namespace mineru::apps {
 
 struct ModelLoadOptions {
   model::CheckpointLimits limits;
+  std::string precision = "auto";
 
   void Register(CLI::App& cmd) {
+    cmd.add_option("--precision", precision,
+                   "Matrix products: fp32 (float32 FMA over packed weights), bf16 (bf16 "
+                   "products, float32 sums, weights read in place) or auto (bf16 where the CPU "
+                   "has AVX-512 BF16)")
+        ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+        ->capture_default_str();
     cmd.add_option("--max-header-bytes", limits.max_header_bytes,
                    "Largest safetensors header accepted")
         ->check(CLI::NonNegativeNumber)
@@ -29,6 +38,9 @@ struct ModelLoadOptions {
         ->capture_default_str();
   }
   const model::CheckpointLimits& Limits() const { return limits; }
+  model::Precision Precision() const {
+    return model::ParsePrecision(precision).value_or(model::AutoPrecision());
+  }
 };
 
 }  // namespace mineru::apps

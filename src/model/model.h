@@ -14,6 +14,7 @@
 #include "model/decoder.h"
 #include "model/packed_decoder.h"
 #include "model/packed_vision.h"
+#include "model/precision.h"
 #include "model/vision.h"
 #include "model/weights.h"
 
@@ -21,13 +22,16 @@ namespace mineru::model {
 
 class Model {
  public:
-  // pack: pack the decoder's and the vision tower's matrices for compute
-  // (model/packed_decoder.h, model/packed_vision.h), on `pool` or, when null, on a temporary
-  // pool of every hardware thread. Without it (inspection) the decoder and the vision tower
-  // refuse to run.
+  // pack: prepare the decoder's and the vision tower's matrices for compute in `precision`
+  // (model/precision.h; model/packed_decoder.h, model/packed_vision.h), on `pool` or, when
+  // null, on a temporary pool of every hardware thread. Without it (inspection) the decoder and
+  // the vision tower refuse to run.
   static Result<std::unique_ptr<Model>> Load(const std::string& dir,
                                              const CheckpointLimits& limits = {}, bool pack = true,
-                                             ThreadPool* pool = nullptr);
+                                             ThreadPool* pool = nullptr,
+                                             Precision precision = Precision::kFp32);
+
+  Precision precision() const { return precision_; }
 
   const ModelConfig& config() const { return checkpoint_.config(); }
   const Checkpoint& checkpoint() const { return checkpoint_; }
@@ -41,9 +45,10 @@ class Model {
 
  private:
   Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<PackedDecoderWeights> packed,
-        std::unique_ptr<PackedVisionWeights> packed_vision);
+        std::unique_ptr<PackedVisionWeights> packed_vision, Precision precision);
 
   Checkpoint checkpoint_;
+  Precision precision_;
   ModelWeights weights_;
   std::unique_ptr<PackedDecoderWeights> packed_;
   std::unique_ptr<PackedVisionWeights> packed_vision_;  // before vision_, which points into it

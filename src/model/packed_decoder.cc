@@ -13,8 +13,26 @@ int64_t PackedDecoderWeights::bytes() const {
   return total;
 }
 
-PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights) {
+PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights,
+                                        Precision precision) {
   PackedDecoderWeights packed;
+  if (precision == Precision::kBf16) {
+    for (const DecoderLayerWeights& w : weights.layers) {
+      PackedDecoderLayer layer;
+      const ops::MatrixView qkv[] = {w.q, w.k, w.v};
+      layer.qkv = ops::PackedMatrix::Bf16Rows(qkv);
+      layer.qkv_bias = w.q_bias;
+      layer.qkv_bias.insert(layer.qkv_bias.end(), w.k_bias.begin(), w.k_bias.end());
+      layer.qkv_bias.insert(layer.qkv_bias.end(), w.v_bias.begin(), w.v_bias.end());
+      layer.o = ops::PackedMatrix::Bf16Rows(w.o);
+      const ops::MatrixView gate_up[] = {w.gate, w.up};
+      layer.gate_up = ops::PackedMatrix::Bf16Rows(gate_up);
+      layer.down = ops::PackedMatrix::Bf16Rows(w.down);
+      packed.layers.push_back(std::move(layer));
+    }
+    packed.lm_head = ops::PackedMatrix::Bf16Rows(weights.lm_head);
+    return packed;
+  }
   auto release = [](const ops::MatrixView& m) {
     DropMappedPages(m.data, static_cast<size_t>(m.rows * m.cols) * DTypeSize(m.dtype));
   };

@@ -7,11 +7,15 @@
 // The checkpoint pages of the packed matrices are released once packed (they stay in the
 // page cache, not in this process's resident set); the embedding table stays mapped for
 // lookups, and the head is packed from it when tied.
+// With Precision::kBf16 nothing is packed: each matrix is the checkpoint's bf16 rows viewed in
+// place (PackedMatrix::Bf16Rows; the fusions are views of several tensors), so the mapping is
+// the only copy of the weights and loading costs no compute.
 #pragma once
 
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "model/precision.h"
 #include "model/weights.h"
 #include "ops/packed_matrix.h"
 
@@ -33,6 +37,7 @@ struct PackedDecoderWeights {
   int64_t bytes() const;
 };
 
-PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights);
+PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights,
+                                        Precision precision = Precision::kFp32);
 
 }  // namespace mineru::model

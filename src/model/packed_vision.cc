@@ -13,10 +13,14 @@ int64_t PackedVisionWeights::bytes() const {
   return total;
 }
 
-PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights) {
+PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights,
+                                      Precision precision) {
   PackedVisionWeights packed;
-  // Every matrix packed here is only ever read packed: its mapped pages can go.
-  auto pack = [&pool](const ops::MatrixView& m) {
+  packed.precision = precision;
+  // Every matrix packed here is only ever read packed: its mapped pages can go. bf16 rows are
+  // the mapped pages themselves.
+  auto pack = [&pool, precision](const ops::MatrixView& m) {
+    if (precision == Precision::kBf16) return ops::PackedMatrix::Bf16Rows(m);
     ops::PackedMatrix p = ops::PackedMatrix::Pack(pool, m);
     DropMappedPages(m.data, static_cast<size_t>(m.rows * m.cols) * DTypeSize(m.dtype));
     return p;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "model/precision.h"
 #include "model/weights.h"
 #include "ops/packed_matrix.h"
 
@@ -28,11 +29,16 @@ struct PackedVisionWeights {
   std::vector<PackedVisionBlock> blocks;
   ops::PackedMatrix merger_fc1;  // [4E, 4E]
   ops::PackedMatrix merger_fc2;  // [D, 4E]
+  // kBf16: the matrices are bf16 rows, and attention runs with bf16 products too
+  // (ops/bf16_attention.h).
+  Precision precision = Precision::kFp32;
 
   // Bytes of every packed matrix.
   int64_t bytes() const;
 };
 
-PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights);
+// Precision::kBf16: the checkpoint's bf16 rows viewed in place, as for the decoder.
+PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights,
+                                      Precision precision = Precision::kFp32);
 
 }  // namespace mineru::model

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/attention.h"
+#include "ops/bf16_attention.h"
 #include "ops/elementwise.h"
 #include "ops/packed_matrix.h"
 
@@ -71,11 +72,39 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
       start += length;
     }
   }
-  std::vector<float> keys(static_cast<size_t>(kv_floats)), values(keys.size());
+  // bf16 precision: keys and values as bf16 pairs (ops/bf16_attention.h), same segments (key
+  // and value words differ in number when the head width is padded, so each is sized).
+  const bool bf16 = packed_->precision == Precision::kBf16;
+  std::vector<float> keys(bf16 ? 0 : static_cast<size_t>(kv_floats)), values(keys.size());
   std::vector<ops::KvChunk> chunks(segments.size());
   std::vector<ops::AttentionProblem> problems(segments.size());
+  std::vector<uint32_t> keys16, values16;
+  std::vector<int64_t> key_offsets, value_offsets;
+  std::vector<ops::Bf16AttentionProblem> problems16(bf16 ? segments.size() : 0);
+  if (bf16) {
+    int64_t key_words = 0, value_words = 0;
+    for (const Segment& seg : segments) {
+      key_offsets.push_back(key_words);
+      value_offsets.push_back(value_words);
+      key_words += ops::Bf16KeyWords(shape, seg.capacity);
+      value_words += ops::Bf16ValueWords(shape, seg.capacity);
+    }
+    keys16.resize(static_cast<size_t>(key_words));
+    values16.resize(static_cast<size_t>(value_words));
+  }
   for (size_t s = 0; s < segments.size(); ++s) {
     const Segment& seg = segments[s];
+    if (bf16) {
+      problems16[s] = {qkv.data() + seg.start * 3 * e,
+                       3 * e,
+                       seg.length,
+                       0,
+                       {keys16.data() + key_offsets[s], values16.data() + value_offsets[s],
+                        seg.length, seg.capacity},
+                       attn.data() + seg.start * e,
+                       e};
+      continue;
+    }
     chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
     problems[s] = {qkv.data() + seg.start * 3 * e, 3 * e, seg.length, 0, std::span(&chunks[s], 1),
                    attn.data() + seg.start * e,    e};
@@ -93,12 +122,22 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
     ops::RopeRotateHalf(pool, qkv.data() + e, patches, 3 * e, heads, dv, cos.data(), sin.data());
     for (size_t s = 0; s < segments.size(); ++s) {
       const float* row = qkv.data() + segments[s].start * 3 * e;
+      if (bf16) {
+        ops::PackKvBf16(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, segments[s].length,
+                        keys16.data() + key_offsets[s], values16.data() + value_offsets[s],
+                        segments[s].capacity);
+        continue;
+      }
       ops::PackKv(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, segments[s].length,
                   {keys.data() + segments[s].offset, values.data() + segments[s].offset,
                    segments[s].capacity},
                   0);
     }
-    ops::Attention(pool, shape, problems);
+    if (bf16) {
+      ops::AttentionBf16(pool, shape, problems16);
+    } else {
+      ops::Attention(pool, shape, problems);
+    }
     ops::MatMul(pool, attn.data(), patches, e, p.proj, w.proj_bias.data(), x.data(), e, true);
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm2_weight.data(), w.norm2_bias.data(),
                    c.layer_norm_eps, normed.data(), e);

@@ -14,15 +14,22 @@
 //   f32 panels: each depth step is 32 floats in column order.
 // bf16 weights pack to bf16 panels (no float32 copy of the model); f32 and f16 weights pack to
 // f32 panels (f16 widened exactly).
+//
+// A PackedMatrix may instead hold bf16 rows (WeightLayout::kBf16Rows, made by Bf16Rows): the
+// checkpoint's own bf16 rows viewed in place, nothing copied, and MatMul then computes the bf16
+// product of ops/bf16_matmul.h (activations rounded to bf16, float32 accumulation) — the
+// `--precision bf16` path.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <span>
+#include <vector>
 
 #include "base/dtype.h"
 #include "base/thread_pool.h"
+#include "ops/bf16_matmul.h"
 #include "ops/matrix.h"
 
 namespace mineru::ops {
@@ -31,6 +38,11 @@ namespace mineru::ops {
 inline constexpr int64_t kPanelCols = 32;
 // Depth block: sums are formed per block of this many k and then added to y (see MatMul).
 inline constexpr int64_t kPackedDepthBlock = 1024;
+
+enum class WeightLayout {
+  kPanels,    // float32-contract panels, packed at load (the layout described above)
+  kBf16Rows,  // bf16 rows read in place by the bf16 product
+};
 
 class PackedMatrix {
  public:
@@ -48,10 +60,25 @@ class PackedMatrix {
   static PackedMatrix Pack(ThreadPool& pool, std::span<const MatrixView> parts);
   static PackedMatrix Pack(ThreadPool& pool, const MatrixView& w);
 
+  // The row-concatenation of `parts` for the bf16 product. bf16 parts are viewed in place (the
+  // memory they point into must outlive this matrix, and nothing is copied); f32 and f16 parts
+  // are rounded to bf16 into storage this matrix owns. Same preconditions as Pack.
+  static PackedMatrix Bf16Rows(std::span<const MatrixView> parts);
+  static PackedMatrix Bf16Rows(const MatrixView& w);
+
+  WeightLayout layout() const { return layout_; }
+  // kBf16Rows only: the parts, ascending, the first at row 0.
+  std::span<const Bf16RowPart> row_parts() const { return row_parts_; }
+
   int64_t rows() const { return rows_; }  // output columns of MatMul (n)
   int64_t cols() const { return cols_; }  // depth (k)
-  DType dtype() const { return dtype_; }  // kBF16 or kF32: the panel element type
-  int64_t bytes() const { return panels() * panel_bytes(); }
+  DType dtype() const { return dtype_; }  // kBF16 or kF32: the panel element type (kBF16 rows)
+  // Bytes the product reads: the panels, or the bf16 rows.
+  int64_t bytes() const {
+    return layout_ == WeightLayout::kBf16Rows ? rows_ * cols_ * 2 : panels() * panel_bytes();
+  }
+  // Bytes this matrix allocated itself (0 for bf16 rows viewed in place).
+  int64_t owned_bytes() const { return owned_bytes_; }
 
   int64_t panels() const { return (rows_ + kPanelCols - 1) / kPanelCols; }
   // One panel: cols * 64 bytes (bf16) or cols * 128 bytes (f32); a multiple of 64.
@@ -65,12 +92,16 @@ class PackedMatrix {
   };
 
   std::unique_ptr<uint8_t[], AlignedDelete> storage_;
+  int64_t owned_bytes_ = 0;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   DType dtype_ = DType::kF32;
+  WeightLayout layout_ = WeightLayout::kPanels;
+  std::vector<Bf16RowPart> row_parts_;
 };
 
-// The product with packed weights w ([n, K]):
+// The product with packed weights w ([n, K]). For WeightLayout::kBf16Rows it is the bf16
+// product (ops/bf16_matmul.h, same arguments and row independence); for panels:
 //   y[i, j] = (accumulate ? y[i, j] : 0) + sum_k x[i, k] * w[j, k] + (bias ? bias[j] : 0)
 // for i < m, j < n; x has row stride ldx, y row stride ldy (elements); y must not alias x;
 // columns of y past n are not touched.

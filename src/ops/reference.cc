@@ -2,6 +2,7 @@
 #include "ops/reference.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,6 +66,46 @@ void MatMulBlocked(const float* x, int64_t m, int64_t ldx, const MatrixView& w, 
           out = out + acc;
         }
       }
+    }
+  }
+}
+
+namespace {
+// vdpbf16ps's denormal handling (DAZ on inputs, FTZ on results).
+float FlushDenormal(float v) { return std::fabs(v) < FLT_MIN ? std::copysign(0.0f, v) : v; }
+}  // namespace
+
+float Bf16Dot(const uint16_t* a, const uint16_t* w, int64_t k, int64_t kp) {
+  float acc[16] = {};
+  auto product = [&](int64_t i) {
+    if (i >= k) return 0.0f;  // both operands are zero padding past the row
+    return FlushDenormal(Bf16ToF32(a[i])) * FlushDenormal(Bf16ToF32(w[i]));  // exact
+  };
+  for (int64_t c = 0; c < kp; c += 32) {
+    for (int l = 0; l < 16; ++l) {
+      acc[l] = FlushDenormal(acc[l] + product(c + 2 * l + 1));
+      acc[l] = FlushDenormal(acc[l] + product(c + 2 * l));
+    }
+  }
+  float h[8], q[4];
+  for (int l = 0; l < 8; ++l) h[l] = acc[l] + acc[l + 8];
+  for (int l = 0; l < 4; ++l) q[l] = h[l] + h[l + 4];
+  return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+void MatMulBf16(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+                float* y, int64_t ldy, bool accumulate) {
+  const int64_t kp = (w.cols + 31) / 32 * 32;
+  std::vector<uint16_t> a(static_cast<size_t>(kp)), row(static_cast<size_t>(w.cols));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(a.begin(), a.end(), uint16_t{0});
+    for (int64_t c = 0; c < w.cols; ++c) a[c] = F32ToBf16(x[i * ldx + c]);
+    for (int64_t j = 0; j < w.rows; ++j) {
+      for (int64_t c = 0; c < w.cols; ++c) row[c] = F32ToBf16(LoadElement(w, j, c));
+      const float value =
+          Bf16Dot(a.data(), row.data(), w.cols, kp) + (bias != nullptr ? bias[j] : 0.0f);
+      float& out = y[i * ldy + j];
+      out = accumulate ? out + value : value;
     }
   }
 }
@@ -192,6 +233,48 @@ void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t
         double acc = 0;
         for (int64_t j = 0; j < visible; ++j) acc += scores[j] * v[j * ldv + int64_t{g} * d + c];
         o[c] = visible > 0 ? static_cast<float>(acc / sum) : 0.0f;
+      }
+    }
+  }
+}
+
+void AttentionBf16(const AttentionShape& shape, const Bf16AttentionProblem& problem) {
+  const int64_t d = shape.head_dim, dp = shape.padded_head_dim(), pairs = (d + 1) / 2;
+  const int64_t group = shape.n_heads / shape.n_kv_heads;
+  const Bf16KvChunk& kv = problem.kv;
+  const int64_t cap = kv.capacity;
+  auto half = [](uint32_t word, int64_t which) {
+    return Bf16ToF32(static_cast<uint16_t>(which == 0 ? word & 0xFFFFu : word >> 16));
+  };
+  std::vector<double> q(static_cast<size_t>(d)), p(static_cast<size_t>(std::max<int64_t>(kv.n, 1)));
+  for (int64_t i = 0; i < problem.n_q; ++i) {
+    for (int64_t h = 0; h < shape.n_heads; ++h) {
+      const int64_t g = h / group;
+      const float* src = problem.q + i * problem.ldq + h * d;
+      for (int64_t c = 0; c < d; ++c) q[c] = Bf16ToF32(F32ToBf16(src[c] * shape.scale));
+      const int64_t last = std::min(kv.n - 1, shape.causal ? problem.q_start + i : kv.n - 1);
+      float* dst = problem.out + i * problem.ldo + h * d;
+      if (last < 0) {
+        std::fill(dst, dst + d, 0.0f);
+        continue;
+      }
+      double max = -INFINITY;
+      for (int64_t j = 0; j <= last; ++j) {
+        double score = 0;
+        for (int64_t c = 0; c < d; ++c) {
+          score += q[c] * half(kv.k[(g * pairs + c / 2) * cap + j], c % 2);
+        }
+        p[j] = score;
+        max = std::max(max, score);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j <= last; ++j) sum += (p[j] = std::exp(p[j] - max));
+      for (int64_t c = 0; c < d; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j <= last; ++j) {
+          acc += p[j] * half(kv.v[(g * (cap / 2) + j / 2) * dp + c], j % 2);
+        }
+        dst[c] = static_cast<float>(acc / sum);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "ops/attention.h"
+#include "ops/bf16_attention.h"
 #include "ops/matrix.h"
 
 namespace mineru::ops::reference {
@@ -20,6 +21,13 @@ void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const f
 // std::fma chains over each depth block of kPackedDepthBlock, added to y block by block.
 void MatMulBlocked(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
                    float* y, int64_t ldy, bool accumulate);
+// One output of the bf16 product, exactly as ops/bf16_matmul.h specifies it: a holds kp bf16
+// activations (kp a multiple of 32, zero past the row's depth), w k bf16 weights (k <= kp;
+// zero beyond). 16 lanes of vdpbf16ps's two rounded additions with DAZ/FTZ, then the tree.
+float Bf16Dot(const uint16_t* a, const uint16_t* w, int64_t k, int64_t kp);
+// The bf16 product's contract over a bf16 MatrixView: x rounded to bf16, then Bf16Dot.
+void MatMulBf16(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+                float* y, int64_t ldy, bool accumulate);
 void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
              float* y, int64_t ldy);
 void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,
@@ -44,5 +52,10 @@ void PackKv(const AttentionShape& shape, const float* k, int64_t ldk, const floa
 void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t n_q,
                int64_t q_start, const float* k, int64_t ldk, const float* v, int64_t ldv,
                int64_t n_kv, float* out, int64_t ldo);
+
+// The bf16 attention's inputs (ops/bf16_attention.h: q scaled then rounded to bf16, the packed
+// bf16 keys and values) with the softmax and every sum in double and p not rounded: the
+// accuracy yardstick for AttentionBf16, and its portable fallback.
+void AttentionBf16(const AttentionShape& shape, const Bf16AttentionProblem& problem);
 
 }  // namespace mineru::ops::reference

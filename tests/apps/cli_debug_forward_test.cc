@@ -52,9 +52,9 @@ using testing::WriteI64;
 TEST(DebugForwardTest, SingleDocMatchesGolden) {
   const std::string dump = TestDir() + "/dump";
   const std::string golden = kGolden + "/single_doc";
-  const CliResult r = RunCli({"debug-forward", "--model", kModel, "--pixel-values",
-                              kGolden + "/images/doc_400x300.pixel_values.npy", "--grid-thw",
-                              golden + "/image_grid_thw.npy", "--input-ids",
+  const CliResult r = RunCli({"debug-forward", "--precision", "fp32", "--model", kModel,
+                              "--pixel-values", kGolden + "/images/doc_400x300.pixel_values.npy",
+                              "--grid-thw", golden + "/image_grid_thw.npy", "--input-ids",
                               golden + "/input_ids.npy", "--dump", dump});
   ASSERT_TRUE(Succeeded(r));
   EXPECT_NE(r.out.find("1 sequence(s), 1 image(s), 16 step(s)"), std::string::npos) << Describe(r);
@@ -97,10 +97,11 @@ TEST(DebugForwardTest, BatchDocOddMatchesGolden) {
   const NpyArray grid = ReadArray(golden + "/image_grid_thw.npy");
   ASSERT_EQ(grid.shape, (std::vector<int64_t>{2, 3}));
 
-  const CliResult r = RunCli(
-      {"debug-forward", "--model", kModel, "--pixel-values", dir + "/pixels.npy", "--grid-thw",
-       golden + "/image_grid_thw.npy", "--input-ids", golden + "/input_ids.npy", "--attention-mask",
-       golden + "/attention_mask.npy", "--all-logits", "--trace", "--dump", dump});
+  const CliResult r =
+      RunCli({"debug-forward", "--precision", "fp32", "--model", kModel, "--pixel-values",
+              dir + "/pixels.npy", "--grid-thw", golden + "/image_grid_thw.npy", "--input-ids",
+              golden + "/input_ids.npy", "--attention-mask", golden + "/attention_mask.npy",
+              "--all-logits", "--trace", "--dump", dump});
   ASSERT_TRUE(Succeeded(r));
   EXPECT_NE(r.out.find("2 sequence(s), 2 image(s), 16 step(s)"), std::string::npos) << Describe(r);
 

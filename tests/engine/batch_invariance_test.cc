@@ -9,7 +9,8 @@
 // over fixed depth blocks whatever the number of rows; attention visits a sequence's keys in
 // block order whatever the query tiling; element-wise kernels treat every element alike), so
 // batching changes no rounding. A kernel that broke this would show here as a logit off by an
-// ulp long before it changed a token.
+// ulp long before it changed a token. The bf16 products (ops/bf16_matmul.h) keep the same
+// property, so the test runs once per precision.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -61,25 +62,28 @@ Request ToRequest(const Spec& spec) {
   return request;
 }
 
-std::unique_ptr<Engine> MakeEngine(int64_t max_batch_tokens) {
+std::unique_ptr<Engine> MakeEngine(int64_t max_batch_tokens, model::Precision precision) {
   EngineOptions options;
   options.threads = 2;
   options.kv_cache_bytes = int64_t{64} << 20;
   options.kv_block_tokens = 16;
   options.max_batch_tokens = max_batch_tokens;
   options.vision_max_wait = std::chrono::milliseconds(1);
-  auto engine = Engine::Create(LoadGoldenModel(), testing::kGoldenModel, options);
+  auto engine = Engine::Create(LoadGoldenModel(precision), testing::kGoldenModel, options);
   EXPECT_TRUE(engine) << engine.error().ToString();
   return std::move(*engine);
 }
 
-TEST(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
+class BatchInvarianceTest : public ::testing::TestWithParam<model::Precision> {};
+
+TEST_P(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
+  const model::Precision precision = GetParam();
   const std::vector<Spec> specs = MakeSpecs(33);
   // Together: waves join while earlier ones decode; small iterations split long prompts into
   // chunks that share passes with other requests' decode rows.
   std::vector<GenerationResult> together(specs.size());
   {
-    auto engine = MakeEngine(/*max_batch_tokens=*/48);
+    auto engine = MakeEngine(/*max_batch_tokens=*/48, precision);
     std::vector<RequestHandle> handles;
     const size_t waves[] = {1, 2, 6, 33};
     size_t next = 0;
@@ -95,7 +99,7 @@ TEST(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
     EXPECT_GT(engine->Stats().iterations, 10);
   }
   // Alone, one request at a time, whole prompts in one pass.
-  auto engine = MakeEngine(/*max_batch_tokens=*/512);
+  auto engine = MakeEngine(/*max_batch_tokens=*/512, precision);
   for (size_t i = 0; i < specs.size(); ++i) {
     SCOPED_TRACE("request " + std::to_string(i) + " of " + std::to_string(specs[i].ids.size()) +
                  " tokens" + (specs[i].images.empty() ? "" : " with an image"));
@@ -112,6 +116,12 @@ TEST(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
     together[i] = {};  // free the logits as we go
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Precisions, BatchInvarianceTest,
+                         ::testing::Values(model::Precision::kFp32, model::Precision::kBf16),
+                         [](const ::testing::TestParamInfo<model::Precision>& info) {
+                           return std::string(model::PrecisionName(info.param));
+                         });
 
 }  // namespace
 }  // namespace mineru::engine

@@ -18,13 +18,18 @@ namespace mineru::engine::testing {
 inline const std::string kGoldenDir = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
 inline const std::string kGoldenModel = kGoldenDir + "/model";
 
-inline std::shared_ptr<const model::Model> LoadGoldenModel() {
-  static std::shared_ptr<const model::Model> model = [] {
-    auto loaded = model::Model::Load(kGoldenModel);
+// The golden model in `precision` (model/precision.h), loaded once per precision.
+inline std::shared_ptr<const model::Model> LoadGoldenModel(
+    model::Precision precision = model::Precision::kFp32) {
+  auto load = [](model::Precision p) {
+    auto loaded = model::Model::Load(kGoldenModel, {}, /*pack=*/true, nullptr, p);
     EXPECT_TRUE(loaded) << loaded.error().ToString();
     return std::shared_ptr<const model::Model>(std::move(*loaded));
-  }();
-  return model;
+  };
+  static std::shared_ptr<const model::Model> fp32 = load(model::Precision::kFp32);
+  if (precision == model::Precision::kFp32) return fp32;
+  static std::shared_ptr<const model::Model> bf16 = load(model::Precision::kBf16);
+  return bf16;
 }
 
 using testing_support::F32;

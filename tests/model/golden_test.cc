@@ -13,6 +13,10 @@
 //   we compute in float32 by design. The distance between the golden fp32 and bf16 files bounds
 //   what a correct float32 engine can show: per tensor, we allow that measured distance plus
 //   about 30% (values in kBf16Tolerance below, measured with NumPy on the golden files).
+// - Our bf16 precision (model/precision.h: bf16 products with float32 sums, everything else
+//   float32) against the bf16 folder: no looser than the golden's own fp32-vs-bf16 distance,
+//   i.e. exactly the measured distances (kBf16EngineTolerance), because our bf16 rounds a subset
+//   of what the reference rounds. The fp32 folder is held to the same distances.
 // - Token ids: fp32 ids must be equal at every step. Against bf16, an id may differ only where
 //   the bf16 run's own top-2 margin is under the logit tolerance (a near-tie that bf16 rounding
 //   can flip); the continuation is compared up to the first such step.
@@ -51,6 +55,8 @@ constexpr Tolerances kFp32Tolerance{1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4};
 // block 0.095, merged 0.016, hidden states 0.12, last/first logits 0.15, probe logits 0.31,
 // step top-8 logits 0.20), each raised by about 30%.
 constexpr Tolerances kBf16Tolerance{0.035, 0.13, 0.025, 0.16, 0.2, 0.42};
+// Our bf16 precision, against either folder: the measured distances themselves, no slack.
+constexpr Tolerances kBf16EngineTolerance{0.024, 0.095, 0.016, 0.12, 0.15, 0.31};
 
 struct CaseData {
   std::string name;
@@ -95,20 +101,29 @@ struct CaseRun {
 class GoldenTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto loaded = Model::Load(kGolden + "/model");
-    ASSERT_TRUE(loaded) << loaded.error().ToString();
-    model_ = loaded->release();
     pool_ = new ThreadPool(2);
+    for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+      auto loaded = Model::Load(kGolden + "/model", {}, /*pack=*/true, pool_, precision);
+      ASSERT_TRUE(loaded) << loaded.error().ToString();
+      models_[static_cast<int>(precision)] = loaded->release();
+    }
+    model_ = models_[0];
   }
   static void TearDownTestSuite() {
-    delete model_;
+    for (Model*& m : models_) {
+      delete m;
+      m = nullptr;
+    }
     delete pool_;
   }
 
-  // Runs a case once (cached): greedy 16 tokens with all prompt logits and the traces.
-  static const CaseRun& RunCase(const CaseData& c) {
+  // Runs a case once per precision (cached): greedy 16 tokens with all prompt logits and the
+  // traces.
+  static const CaseRun& RunCase(const CaseData& c, Precision precision = Precision::kFp32) {
     static std::map<std::string, CaseRun> runs;
-    auto it = runs.find(c.name);
+    const Model* model = models_[static_cast<int>(precision)];
+    const std::string key = c.name + "/" + std::string(PrecisionName(precision));
+    auto it = runs.find(key);
     if (it != runs.end()) return it->second;
     CaseRun run;
     TraceFn trace = [&run](std::string_view name, const float* data, int64_t rows, int64_t cols) {
@@ -119,11 +134,11 @@ class GoldenTest : public ::testing::Test {
     options.all_logits = true;
     options.step_logits = true;
     options.trace = &trace;
-    auto requests = Requests(c, model_->config());
-    auto result = RunGreedy(*model_, *pool_, c.pixels, requests, options);
+    auto requests = Requests(c, model->config());
+    auto result = RunGreedy(*model, *pool_, c.pixels, requests, options);
     EXPECT_TRUE(result) << result.error().ToString();
     run.result = std::move(*result);
-    return runs.emplace(c.name, std::move(run)).first->second;
+    return runs.emplace(key, std::move(run)).first->second;
   }
 
   // Rows of a [batch, length, cols] golden tensor at unpadded positions, in our row order.
@@ -140,13 +155,17 @@ class GoldenTest : public ::testing::Test {
     return out;
   }
 
-  void CheckCase(const CaseData& c, const std::string& folder, const Tolerances& tol) {
-    SCOPED_TRACE(c.name + "/" + folder);
-    const CaseRun& run = RunCase(c);
+  void CheckCase(const CaseData& c, const std::string& folder, const Tolerances& tol,
+                 Precision precision = Precision::kFp32) {
+    const std::string label =
+        c.name + "/" + folder + (precision == Precision::kBf16 ? "/bf16-engine" : "");
+    SCOPED_TRACE(label);
+    const CaseRun& run = RunCase(c, precision);
     const std::string dir = kGolden + "/" + c.name + "/" + folder;
     const int64_t d = model_->config().text.hidden_size;
     const int64_t vocab = model_->config().text.vocab_size;
-    const bool scaled = folder == "fp32";
+    // Scale-relative bounds and exact ids: our fp32 engine against the fp32 reference only.
+    const bool scaled = folder == "fp32" && precision == Precision::kFp32;
     // Logits are held to an absolute bound; other fp32 tensors to one relative to their scale.
     auto expect_close = [&](const std::string& what, std::span<const float> ours,
                             std::span<const float> golden, double tolerance) {
@@ -154,7 +173,7 @@ class GoldenTest : public ::testing::Test {
       const double bound = scaled && !is_logits ? tolerance * (1 + MaxAbs(golden)) : tolerance;
       const double diff = MaxDiff(ours, golden);
       EXPECT_LE(diff, bound) << what;
-      RecordProperty(c.name + "/" + folder + "/" + what, std::to_string(diff));
+      RecordProperty(label + "/" + what, std::to_string(diff));
     };
 
     // Vision tower, stage by stage (the single-image cases carry the intermediate tensors).
@@ -252,11 +271,13 @@ class GoldenTest : public ::testing::Test {
     }
   }
 
-  static Model* model_;
+  static Model* model_;      // the fp32 model
+  static Model* models_[2];  // by Precision
   static ThreadPool* pool_;
 };
 
 Model* GoldenTest::model_ = nullptr;
+Model* GoldenTest::models_[2] = {nullptr, nullptr};
 ThreadPool* GoldenTest::pool_ = nullptr;
 
 TEST_F(GoldenTest, RotaryInverseFrequenciesMatchTorch) {
@@ -320,6 +341,23 @@ TEST_F(GoldenTest, BatchDocOddFp32) {
 }
 TEST_F(GoldenTest, BatchDocOddBf16) {
   CheckCase(LoadCase("batch_doc_odd", {"doc_400x300", "odd_333x517"}), "bf16", kBf16Tolerance);
+}
+
+// Our bf16 precision against the reference's bf16 run, and against its fp32 run.
+TEST_F(GoldenTest, SingleDocBf16Engine) {
+  const CaseData c = LoadCase("single_doc", {"doc_400x300"});
+  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
+}
+TEST_F(GoldenTest, SingleOddBf16Engine) {
+  const CaseData c = LoadCase("single_odd", {"odd_333x517"});
+  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
+}
+TEST_F(GoldenTest, BatchDocOddBf16Engine) {
+  const CaseData c = LoadCase("batch_doc_odd", {"doc_400x300", "odd_333x517"});
+  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
 }
 
 }  // namespace

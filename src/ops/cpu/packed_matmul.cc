@@ -359,15 +359,21 @@ void PackPanel(const PartRows& src, DType src_dtype, int64_t rows, int64_t depth
 
 PackedMatrix::PackedMatrix(PackedMatrix&& other) noexcept
     : storage_(std::move(other.storage_)),
+      owned_bytes_(std::exchange(other.owned_bytes_, 0)),
       rows_(std::exchange(other.rows_, 0)),
       cols_(std::exchange(other.cols_, 0)),
-      dtype_(std::exchange(other.dtype_, DType::kF32)) {}
+      dtype_(std::exchange(other.dtype_, DType::kF32)),
+      layout_(std::exchange(other.layout_, WeightLayout::kPanels)),
+      row_parts_(std::move(other.row_parts_)) {}
 
 PackedMatrix& PackedMatrix::operator=(PackedMatrix&& other) noexcept {
   storage_ = std::move(other.storage_);
+  owned_bytes_ = std::exchange(other.owned_bytes_, 0);
   rows_ = std::exchange(other.rows_, 0);
   cols_ = std::exchange(other.cols_, 0);
   dtype_ = std::exchange(other.dtype_, DType::kF32);
+  layout_ = std::exchange(other.layout_, WeightLayout::kPanels);
+  row_parts_ = std::move(other.row_parts_);
   return *this;
 }
 
@@ -392,6 +398,7 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, std::span<const MatrixView> pa
   if (bytes == 0) return packed;
   packed.storage_.reset(
       static_cast<uint8_t*>(::operator new[](static_cast<size_t>(bytes), std::align_val_t{64})));
+  packed.owned_bytes_ = bytes;
   uint8_t* base = packed.storage_.get();
   const int64_t panel_bytes = packed.panel_bytes();
   pool.ParallelFor(static_cast<size_t>(packed.panels()), [&](size_t p, int) {
@@ -405,12 +412,72 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, const MatrixView& w) {
   return Pack(pool, std::span<const MatrixView>(&w, 1));
 }
 
+PackedMatrix PackedMatrix::Bf16Rows(std::span<const MatrixView> parts) {
+  MINERU_CHECK(!parts.empty(), "PackedMatrix::Bf16Rows: no parts");
+  const DType src_dtype = parts[0].dtype;
+  MINERU_CHECK(IsKernelDType(src_dtype), "PackedMatrix::Bf16Rows: dtype {}", DTypeName(src_dtype));
+  PackedMatrix m;
+  m.layout_ = WeightLayout::kBf16Rows;
+  m.dtype_ = DType::kBF16;
+  m.cols_ = parts[0].cols;
+  for (const MatrixView& part : parts) {
+    MINERU_CHECK(part.dtype == src_dtype, "PackedMatrix::Bf16Rows: parts mix {} and {}",
+                 DTypeName(src_dtype), DTypeName(part.dtype));
+    MINERU_CHECK(part.cols == m.cols_, "PackedMatrix::Bf16Rows: parts have {} and {} columns",
+                 m.cols_, part.cols);
+    MINERU_CHECK(part.rows >= 0 && part.cols >= 0, "PackedMatrix::Bf16Rows: negative shape");
+    m.rows_ += part.rows;
+  }
+  if (src_dtype == DType::kBF16) {
+    int64_t begin = 0;
+    for (const MatrixView& part : parts) {
+      if (part.rows > 0) m.row_parts_.push_back({begin, static_cast<const uint16_t*>(part.data)});
+      begin += part.rows;
+    }
+    if (m.row_parts_.empty()) m.row_parts_.push_back({0, nullptr});
+    return m;
+  }
+  // f32 / f16 sources (test models, float checkpoints): rounded once into owned bf16 rows.
+  const int64_t bytes = m.rows_ * m.cols_ * 2;
+  m.storage_.reset(static_cast<uint8_t*>(
+      ::operator new[](static_cast<size_t>(std::max<int64_t>(bytes, 64)), std::align_val_t{64})));
+  m.owned_bytes_ = bytes;
+  auto* out = reinterpret_cast<uint16_t*>(m.storage_.get());
+  int64_t row = 0;
+  for (const MatrixView& part : parts) {
+    for (int64_t r = 0; r < part.rows; ++r, ++row) {
+      for (int64_t c = 0; c < part.cols; ++c) {
+        const uint8_t* p = part.Row(r) + c * static_cast<int64_t>(DTypeSize(src_dtype));
+        float v;
+        if (src_dtype == DType::kF16) {
+          uint16_t h;
+          std::memcpy(&h, p, 2);
+          v = F16ToF32(h);
+        } else {
+          std::memcpy(&v, p, 4);
+        }
+        out[row * m.cols_ + c] = F32ToBf16(v);
+      }
+    }
+  }
+  m.row_parts_.push_back({0, out});
+  return m;
+}
+
+PackedMatrix PackedMatrix::Bf16Rows(const MatrixView& w) {
+  return Bf16Rows(std::span<const MatrixView>(&w, 1));
+}
+
 HWY_EXPORT(PackedMatMulImpl);
 HWY_EXPORT(FusesMultiplyAdd);
 
 void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const PackedMatrix& w,
             const float* bias, float* y, int64_t ldy, bool accumulate) {
   if (m <= 0 || w.rows() <= 0) return;
+  if (w.layout() == WeightLayout::kBf16Rows) {
+    MatMulBf16(pool, x, m, ldx, w.row_parts(), w.rows(), w.cols(), bias, y, ldy, accumulate);
+    return;
+  }
   HWY_DYNAMIC_DISPATCH(PackedMatMulImpl)(&pool, x, m, ldx, &w, bias, y, ldy, accumulate);
 }
 
