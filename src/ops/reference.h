@@ -20,6 +20,11 @@ void MatMul(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const f
 // std::fma chains over each depth block of kPackedDepthBlock, added to y block by block.
 void MatMulBlocked(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
                    float* y, int64_t ldy, bool accumulate);
+// The exact contract of MatMul over a Q8Matrix (ops/q8_matrix.h), literally: each weight row
+// and each row of x quantized per group of kQ8Group, int32 dot products per group, one float32
+// std::fma per group in ascending order, then the bias and y.
+void MatMulQ8(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+              float* y, int64_t ldy, bool accumulate);
 void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
              float* y, int64_t ldy);
 void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,
