@@ -265,6 +265,24 @@ TEST(Q8MatMulTest, ProductIsWithinTheQuantizationBound) {
   }
 }
 
+// Activations round to nearest with ties to even. With one-hot weights (d = fl(1/127), q = 127)
+// and a row whose largest magnitude is 127 (s = 1), y[j] = fl(127 p[j] * fl(1/127)) = p[j]
+// exactly for these small integers, so the output shows each quantized activation.
+TEST(Q8MatMulTest, ActivationsRoundToNearestEven) {
+  ThreadPool pool(1);
+  const std::vector<float> x = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 126.5f, 3.49f};
+  const std::vector<float> want = {127, 0, 2, 2, 0, -2, -2, 126, 3};
+  const auto k = static_cast<int64_t>(x.size());
+  std::vector<float> eye(static_cast<size_t>(k * k), 0.0f);
+  for (int64_t j = 0; j < k; ++j) eye[j * k + j] = 1.0f;
+  const Q8Matrix q8 = Q8Matrix::Quantize(pool, MatrixView{eye.data(), DType::kF32, k, k});
+  ForEachQ8Path([&] {
+    std::vector<float> y(x.size());
+    MatMul(pool, x.data(), 1, k, q8, nullptr, y.data(), k, false);
+    EXPECT_EQ(y, want);
+  });
+}
+
 TEST(Q8MatMulTest, ViewOfTheBytesGivesTheSameProduct) {
   ThreadPool pool(2);
   const int64_t rows = 50, cols = 1176;
