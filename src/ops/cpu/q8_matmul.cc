@@ -8,7 +8,7 @@
 // row's 4 signed activation bytes, broadcast); then each is converted to float and folded into
 // its float accumulator with one multiply (d * s) and one fused multiply-add, as the contract
 // says. Everywhere else a plain loop computes the same integers and the same float operations.
-// Highway (1.0.3 here) has no VNNI target, hence raw intrinsics.
+// Highway 1.0.3 (Debian 12's) has no VNNI target, hence raw intrinsics.
 //
 // Work split (as cpu/packed_matmul.cc): tasks are (row block, contiguous run of panels). A task
 // walks its run C panels at a time and, for each C, sweeps its row tiles over them: the C
@@ -92,7 +92,7 @@ void QuantizeRowPortable(const float* x, size_t depth, size_t groups, int8_t* q,
   }
 }
 
-// One task's outputs: rows [i0, i0 + rows) of y, panels [p0, p0 + count).
+// What every task of one call reads and writes.
 struct Q8Job {
   const QuantizedRows* x;
   const uint8_t* panels;
@@ -104,7 +104,8 @@ struct Q8Job {
   bool accumulate;
 };
 
-// The contract literally, over the stored bytes.
+// Rows [i0, i0 + rows) of y over panels [p0, p0 + count): the contract literally, over the
+// stored bytes.
 void RowsPortable(const Q8Job& job, size_t i0, size_t rows, size_t p0, size_t count) {
   const QuantizedRows& x = *job.x;
   for (size_t i = i0; i < i0 + rows; ++i) {
