@@ -14,6 +14,7 @@
 #include "ops/attention.h"
 #include "ops/machine_peak.h"
 #include "ops/packed_matrix.h"
+#include "ops/q8_matrix.h"
 
 namespace mineru::ops {
 namespace {
@@ -32,15 +33,16 @@ std::vector<float> Random(size_t n) {
   return v;
 }
 
-// GFLOP/s and weight GB/s (bf16 bytes streamed per product: the decode figure of merit), each
-// beside this machine's peak.
-void SetMatMulCounters(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+// GFLOP/s (GOP/s for integer products) and weight GB/s (bytes streamed per product: the decode
+// figure of merit), each beside this machine's float32 peak.
+void SetMatMulCounters(benchmark::State& state, int64_t m, int64_t k, int64_t n,
+                       double weight_bytes, const char* ops = "GFLOP/s") {
   const double flops = 2.0 * static_cast<double>(m * k * n);
-  state.counters["GFLOP/s"] =
+  state.counters[ops] =
       benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_peak"] = benchmark::Counter(flops / 1e9 / g_peak_gflops,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  const double bytes = 2.0 * static_cast<double>(n * k);
+  const double bytes = weight_bytes;
   state.counters["GB/s_weights"] =
       benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["of_bandwidth"] = benchmark::Counter(
@@ -67,7 +69,53 @@ void BM_PackedMatMul(benchmark::State& state) {
     MatMul(Pool(), x.data(), m, k, packed, nullptr, y.data(), n, false);
     benchmark::DoNotOptimize(y.data());
   }
-  SetMatMulCounters(state, m, k, n);
+  SetMatMulCounters(state, m, k, n, static_cast<double>(packed.bytes()));
+}
+
+// The same with f32 weights (f32 panels).
+void BM_PackedMatMulF32(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> x = Random(static_cast<size_t>(m * k));
+  PackedMatrix packed;
+  {
+    std::vector<float> w(static_cast<size_t>(n * k));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = x[i % x.size()] * 0.05f;
+    packed = PackedMatrix::Pack(Pool(), MatrixView{w.data(), DType::kF32, n, k});
+  }
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (auto _ : state) {
+    MatMul(Pool(), x.data(), m, k, packed, nullptr, y.data(), n, false);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetMatMulCounters(state, m, k, n, static_cast<double>(packed.bytes()));
+}
+
+// args: m, k, n. The bf16 weights of BM_PackedMatMul quantized to Q8 (1.125 bytes per weight)
+// once outside the timed loop; the activations are quantized inside it, as the engine would.
+void BM_Q8MatMul(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<float> x = Random(static_cast<size_t>(m * k));
+  Q8Matrix q8;
+  {
+    const std::vector<uint16_t> w = Bf16Weights(n, k, x);
+    q8 = Q8Matrix::Quantize(Pool(), MatrixView{w.data(), DType::kBF16, n, k});
+  }
+  std::vector<float> y(static_cast<size_t>(m * n));
+  for (auto _ : state) {
+    MatMul(Pool(), x.data(), m, k, q8, nullptr, y.data(), n, false);
+    benchmark::DoNotOptimize(y.data());
+  }
+  SetMatMulCounters(state, m, k, n, static_cast<double>(q8.bytes()), "GOP/s");
+  state.SetLabel(Q8MatMulPath());
+}
+
+// The Q8 comparison: decode (m = 1), a prefill chunk and a whole vision page, over the vision
+// MLP's up projection (K 1280, n 5120) and the decoder's fused gate/up half (K 896, n 4864).
+void Q8Shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t m : {1, 512, 5476}) {
+    b->Args({m, 1280, 5120});
+    b->Args({m, 896, 4864});
+  }
 }
 
 // Decoder weights of MinerU2.5 (width 896, MLP 4864, kv width 128, vocabulary 151,936) as the
@@ -131,6 +179,10 @@ BENCHMARK(BM_PackedMatMul)
     ->Args({1400, 4864, 896})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// Q8 next to the bf16 and f32 packed products on the same shapes.
+BENCHMARK(BM_Q8MatMul)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_PackedMatMul)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_PackedMatMulF32)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // Vision attention (16 heads of 80), decoder prefill (14/2 heads of 64, causal), one decode step.
 BENCHMARK(BM_Attention)
     ->Args({5476, 5476, 16, 16, 80, 0})

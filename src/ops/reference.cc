@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/packed_matrix.h"
+#include "ops/q8_matrix.h"
 
 namespace mineru::ops::reference {
 
@@ -106,6 +107,74 @@ void MatMulBf16(const float* x, int64_t m, int64_t ldx, const MatrixView& w, con
           Bf16Dot(a.data(), row.data(), w.cols, kp) + (bias != nullptr ? bias[j] : 0.0f);
       float& out = y[i * ldy + j];
       out = accumulate ? out + value : value;
+    }
+  }
+}
+
+namespace {
+// One group of the Q8 quantization (ops/q8_matrix.h): scale = max |v| / 127, then
+// q = clamp(rne(v / scale), -127, 127), all zero when the scale is zero.
+float QuantizeQ8Group(const std::vector<float>& v, std::vector<int32_t>& q) {
+  float amax = 0.0f;
+  for (float value : v) amax = std::max(amax, std::fabs(value));
+  const float scale = amax / 127.0f;
+  for (size_t t = 0; t < v.size(); ++t) {
+    float r = scale == 0.0f ? 0.0f : std::nearbyint(v[t] / scale);
+    if (!(r >= -127.0f)) r = -127.0f;
+    if (r > 127.0f) r = 127.0f;
+    q[t] = static_cast<int32_t>(r);
+  }
+  return scale;
+}
+
+// Quantizes `rows` rows of `cols` values, value(r, c) giving each: q[r][k] over the padded depth
+// and scale[r][g].
+template <class Value>
+void QuantizeQ8Rows(int64_t rows, int64_t cols, const Value& value, std::vector<int32_t>& q,
+                    std::vector<float>& scale) {
+  const int64_t groups = (cols + kQ8Group - 1) / kQ8Group;
+  q.assign(static_cast<size_t>(rows * groups * kQ8Group), 0);
+  scale.assign(static_cast<size_t>(rows * groups), 0.0f);
+  std::vector<float> v(static_cast<size_t>(kQ8Group));
+  std::vector<int32_t> group_q(v.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t t = 0; t < kQ8Group; ++t) {
+        const int64_t k = g * kQ8Group + t;
+        v[t] = k < cols ? value(r, k) : 0.0f;  // the last group is padded with zeros
+      }
+      scale[r * groups + g] = QuantizeQ8Group(v, group_q);
+      for (int64_t t = 0; t < kQ8Group; ++t) {
+        q[(r * groups + g) * kQ8Group + t] = group_q[t];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void MatMulQ8(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+              float* y, int64_t ldy, bool accumulate) {
+  const int64_t groups = (w.cols + kQ8Group - 1) / kQ8Group;
+  std::vector<int32_t> qw, qx;
+  std::vector<float> dw, sx;
+  QuantizeQ8Rows(
+      w.rows, w.cols, [&](int64_t r, int64_t c) { return LoadElement(w, r, c); }, qw, dw);
+  QuantizeQ8Rows(
+      m, w.cols, [&](int64_t r, int64_t c) { return x[r * ldx + c]; }, qx, sx);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < w.rows; ++j) {
+      float acc = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t dot = 0;
+        for (int64_t t = 0; t < kQ8Group; ++t) {
+          dot += qw[(j * groups + g) * kQ8Group + t] * qx[(i * groups + g) * kQ8Group + t];
+        }
+        acc = std::fma(static_cast<float>(dot), dw[j * groups + g] * sx[i * groups + g], acc);
+      }
+      const float b = bias != nullptr ? bias[j] : 0.0f;
+      float& out = y[i * ldy + j];
+      out = accumulate ? out + (acc + b) : acc + b;
     }
   }
 }

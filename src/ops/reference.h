@@ -28,6 +28,11 @@ float Bf16Dot(const uint16_t* a, const uint16_t* w, int64_t k, int64_t kp);
 // The bf16 product's contract over a bf16 MatrixView: x rounded to bf16, then Bf16Dot.
 void MatMulBf16(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
                 float* y, int64_t ldy, bool accumulate);
+// The exact contract of MatMul over a Q8Matrix (ops/q8_matrix.h), literally: each weight row
+// and each row of x quantized per group of kQ8Group, int32 dot products per group, one float32
+// std::fma per group in ascending order, then the bias and y.
+void MatMulQ8(const float* x, int64_t m, int64_t ldx, const MatrixView& w, const float* bias,
+              float* y, int64_t ldy, bool accumulate);
 void RmsNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight, float eps,
              float* y, int64_t ldy);
 void LayerNorm(const float* x, int64_t rows, int64_t dim, int64_t ldx, const float* weight,
