@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kernel workbench: the matrix products and attention shapes MinerU2.5 runs, each reported as
 // GFLOP/s (or GB/s for weight-streaming products) and as a fraction of this machine's measured
-// float32 FMA peak (or DRAM read bandwidth).
+// float32 FMA peak (or DRAM read bandwidth). The header also prints the bf16- and int8-dot peaks.
 //
 //   build/bench/bench_kernels [--benchmark_filter=MatMul]
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/simd_targets.h"
@@ -24,6 +26,17 @@ ThreadPool& Pool() {
   return pool;
 }
 double g_peak_gflops = 0, g_bandwidth_gbps = 0;
+// The dot-product ceilings, for the header and the context; 0 where the CPU lacks the
+// instruction.
+double g_bf16_dot_peak_gflops = 0, g_int8_dot_peak_gops = 0;
+
+// "123.4 GFLOP/s" or "not available on this CPU".
+std::string PeakText(double peak, const char* unit) {
+  if (peak <= 0) return "not available on this CPU";
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.1f %s", peak, unit);
+  return text;
+}
 
 std::vector<float> Random(size_t n) {
   std::mt19937 rng(42);
@@ -198,13 +211,19 @@ BENCHMARK(BM_Attention)
 int main(int argc, char** argv) {
   using namespace mineru::ops;
   g_peak_gflops = MeasureFmaPeakGflops(Pool());
+  g_bf16_dot_peak_gflops = MeasureBf16DotPeakGflops(Pool());
+  g_int8_dot_peak_gops = MeasureInt8DotPeakGops(Pool());
   g_bandwidth_gbps = MeasureReadBandwidthGBps(Pool());
   std::printf(
-      "threads %d, SIMD %s, measured float32 FMA peak %.1f GFLOP/s, read bandwidth %.1f GB/s\n",
+      "threads %d, SIMD %s, measured float32 FMA peak %.1f GFLOP/s, bf16 dot peak %s, int8 dot "
+      "peak %s, read bandwidth %.1f GB/s\n",
       Pool().num_threads(), mineru::CurrentSimdTargetName().c_str(), g_peak_gflops,
-      g_bandwidth_gbps);
+      PeakText(g_bf16_dot_peak_gflops, "GFLOP/s").c_str(),
+      PeakText(g_int8_dot_peak_gops, "GOP/s").c_str(), g_bandwidth_gbps);
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("fma_peak_gflops", std::to_string(g_peak_gflops));
+  benchmark::AddCustomContext("bf16_dot_peak_gflops", std::to_string(g_bf16_dot_peak_gflops));
+  benchmark::AddCustomContext("int8_dot_peak_gops", std::to_string(g_int8_dot_peak_gops));
   benchmark::AddCustomContext("read_bandwidth_gbps", std::to_string(g_bandwidth_gbps));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

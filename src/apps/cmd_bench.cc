@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-cpp bench: the model's speed on this machine, each figure printed beside the machine's
-// own measured ceiling (float32 FMA peak for compute, DRAM read bandwidth for decode).
+// own measured ceiling (float32 FMA peak for compute, DRAM read bandwidth for decode; the bf16-
+// and int8-dot peaks are measured and printed too, for products that run on those instructions:
+// apps/bench_peaks.h).
 //
 //   vision   one image of --image-size pixels square through the vision tower
 //   prefill  --prefill text tokens through the decoder (one sequence)
@@ -13,6 +15,7 @@
 #include <random>
 
 #include "apps/bench_engine.h"
+#include "apps/bench_peaks.h"
 #include "apps/commands.h"
 #include "apps/engine_flags.h"
 #include "apps/model_options.h"
@@ -40,6 +43,11 @@ struct BenchArgs {
   EngineBenchArgs engine;
   EngineFlags engine_flags;
 };
+
+// The ceiling of the arithmetic the model's products run in: float32 FMA, or bf16 dot products.
+ComputePeak PeakFor(model::Precision precision) {
+  return precision == model::Precision::kBf16 ? ComputePeak::kBf16Dot : ComputePeak::kFma;
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -81,10 +89,13 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const model::Model& model = *shared_model;
   const model::ModelConfig& config = model.config();
 
-  std::printf("machine: %d threads, SIMD target %s, precision %s\n", threads,
-              CurrentSimdTargetName().c_str(),
-              std::string(model::PrecisionName(model.precision())).c_str());
-  const double peak = ops::MeasureFmaPeakGflops(pool);
+  std::printf(
+      "machine: %d threads, SIMD target %s, precision %s
+      ", threads,
+      CurrentSimdTargetName()
+          .c_str(),
+      std::string(model::PrecisionName(model.precision())).c_str());
+  const ComputePeaks peaks = ComputePeaks::Measure(pool);
   // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the packed
   // head (272 MB of the weights decode streams). This VM's bandwidth drifts by tens of percent
   // over minutes, so both are read again right after the decode figure and the decode fraction
@@ -101,19 +112,19 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   double fresh_bandwidth = 0, weights_bandwidth = 0;
   measure_bandwidth(fresh_bandwidth, weights_bandwidth);
   double bandwidth = std::max(fresh_bandwidth, weights_bandwidth);
-  std::printf("  float32 FMA peak     %8.1f GFLOP/s (measured)\n", peak);
+  PrintComputePeaks(peaks);
   std::printf(
       "  DRAM read bandwidth  %8.1f GB/s (measured: fresh buffer %.1f, packed weights %.1f)\n",
       bandwidth, fresh_bandwidth, weights_bandwidth);
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
   Json report{{"threads", threads},
               {"simd_target", CurrentSimdTargetName()},
-              {"precision", model::PrecisionName(model.precision())},
-              {"fma_peak_gflops", peak},
+              {"precision", std::string(model::PrecisionName(model.precision()))},
               {"read_bandwidth_gbps", bandwidth},
               {"read_bandwidth_fresh_gbps", fresh_bandwidth},
               {"read_bandwidth_weights_gbps", weights_bandwidth},
               {"load_seconds", load_seconds}};
+  AddComputePeaks(peaks, report);
   std::mt19937 rng(1234);
 
   if (!args.skip_vision) {
@@ -139,11 +150,11 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
       if (peak_reset && before && peak) pass_bytes = std::max(pass_bytes, *peak - *before);
     }
     const double flops = VisionFlops(config.vision, static_cast<double>(grid.patches()));
-    std::printf(
-        "vision tower: %lld patches (%lldx%lld px): %.2f s, %.1f GFLOP/s = %.1f%% of FMA peak\n",
-        static_cast<long long>(grid.patches()), static_cast<long long>(side * patch),
-        static_cast<long long>(side * patch), best, flops / best / 1e9,
-        100 * flops / best / 1e9 / peak);
+    const double gflops = flops / best / 1e9;
+    std::printf("vision tower: %lld patches (%lldx%lld px): %.2f s, %.1f GFLOP/s%s\n",
+                static_cast<long long>(grid.patches()), static_cast<long long>(side * patch),
+                static_cast<long long>(side * patch), best, gflops,
+                PercentOfPeak(gflops, peaks, PeakFor(model.precision())).c_str());
     if (pass_bytes >= 0) {
       std::printf("  peak memory of the pass: %.0f MB above the resident weights and input\n",
                   static_cast<double>(pass_bytes) / 1e6);
@@ -151,8 +162,8 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     report["vision"] = {{"patches", grid.patches()},
                         {"pass_peak_bytes", pass_bytes},
                         {"seconds", best},
-                        {"gflops", flops / best / 1e9},
-                        {"fraction_of_peak", flops / best / 1e9 / peak}};
+                        {"gflops", gflops}};
+    SetFractionOfPeak(report["vision"], gflops, peaks, PeakFor(model.precision()));
   }
 
   // Prefill then decode one sequence of random text tokens.
@@ -203,14 +214,15 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
       best_decode = std::min(best_decode, (Now() - t0) / args.decode_tokens);
   }
   const double prefill_flops = DecoderFlops(config.text, args.prefill, 0) + 2.0 * vocab * d;
-  std::printf("prefill: %d tokens: %.3f s, %.0f tokens/s, %.1f GFLOP/s = %.1f%% of FMA peak\n",
-              args.prefill, best_prefill, args.prefill / best_prefill,
-              prefill_flops / best_prefill / 1e9, 100 * prefill_flops / best_prefill / 1e9 / peak);
+  const double prefill_gflops = prefill_flops / best_prefill / 1e9;
+  std::printf("prefill: %d tokens: %.3f s, %.0f tokens/s, %.1f GFLOP/s%s\n", args.prefill,
+              best_prefill, args.prefill / best_prefill, prefill_gflops,
+              PercentOfPeak(prefill_gflops, peaks, PeakFor(model.precision())).c_str());
   report["prefill"] = {{"tokens", args.prefill},
                        {"seconds", best_prefill},
                        {"tokens_per_second", args.prefill / best_prefill},
-                       {"gflops", prefill_flops / best_prefill / 1e9},
-                       {"fraction_of_peak", prefill_flops / best_prefill / 1e9 / peak}};
+                       {"gflops", prefill_gflops}};
+  SetFractionOfPeak(report["prefill"], prefill_gflops, peaks, PeakFor(model.precision()));
   if (args.decode_tokens > 0) {
     double fresh_after = 0, weights_after = 0;
     measure_bandwidth(fresh_after, weights_after);

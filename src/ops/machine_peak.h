@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Measures this machine's ceilings, so benchmarks can print each figure beside them:
-// float32 fused multiply-add throughput and DRAM read bandwidth with the pool's threads.
+// Measures this machine's ceilings, so benchmarks can print each figure beside them: float32
+// fused multiply-add, bf16 and int8 dot-product throughput, and DRAM read bandwidth, with the
+// pool's threads.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,18 @@ namespace mineru::ops {
 // GFLOP/s of independent float32 FMA chains on every pool thread (2 FLOP per lane per FMA),
 // best of a few runs of about `seconds` each.
 double MeasureFmaPeakGflops(ThreadPool& pool, double seconds = 0.3);
+
+// GFLOP/s of independent AVX-512 BF16 vdpbf16ps chains on every pool thread: each instruction
+// multiplies 32 bf16 pairs and adds them into 16 float32 lanes, counted as 64 FLOP (2 per pair).
+// Best of a few runs of about `seconds` each; 0 means not available (base/cpu_features.h:
+// CpuHasAvx512Bf16() is false).
+double MeasureBf16DotPeakGflops(ThreadPool& pool, double seconds = 0.3);
+
+// G operations/s of independent AVX-512 VNNI vpdpbusd chains (u8 x s8 into int32) on every pool
+// thread: each instruction multiplies 64 byte pairs and adds them into 16 int32 lanes, counted
+// as 128 operations (2 per pair). Best of a few runs of about `seconds` each; 0 means not
+// available (CpuHasAvx512Vnni() is false).
+double MeasureInt8DotPeakGops(ThreadPool& pool, double seconds = 0.3);
 
 // GB/s of streaming reads of a fresh `bytes` buffer (far larger than the caches) split across
 // the pool's threads, best of `repeats` passes.

@@ -56,6 +56,13 @@ TEST(BenchCliTest, EngineFiguresOnTheGoldenModel) {
   ASSERT_EQ(report["engine_decode"].size(), 2u);
   EXPECT_EQ(report["engine_decode"][1]["concurrent"], 3);
   EXPECT_GT(report["engine_page"]["seconds"].get<double>(), 0);
+  // The three compute ceilings (0 where the CPU lacks the instruction), and the prefill figure
+  // names the one it is a fraction of.
+  EXPECT_GT(report["fma_peak_gflops"].get<double>(), 0);
+  EXPECT_GE(report["bf16_dot_peak_gflops"].get<double>(), 0);
+  EXPECT_GE(report["int8_dot_peak_gops"].get<double>(), 0);
+  EXPECT_EQ(report["prefill"]["peak"], "fma_peak_gflops");
+  EXPECT_GT(report["prefill"]["fraction_of_peak"].get<double>(), 0);
 }
 
 TEST(BenchCliTest, EngineFlagsAreChecked) {

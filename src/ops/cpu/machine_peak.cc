@@ -11,7 +11,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <vector>
 
+#include "ops/cpu/chain_peak.h"
 #include "ops/machine_peak.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -71,31 +74,42 @@ double Seconds(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
-double MeasureFmaPeakGflops(ThreadPool& pool, double seconds) {
+namespace internal {
+
+double BestChainRate(ThreadPool& pool, double seconds,
+                     const std::function<double(size_t iterations, size_t task)>& chains) {
   const int threads = pool.num_threads();
-  std::vector<float> sinks(static_cast<size_t>(threads) * 16);
   // Calibrate the iteration count on one thread.
   size_t iterations = 1 << 16;
   for (;;) {
     const auto start = std::chrono::steady_clock::now();
-    HWY_DYNAMIC_DISPATCH(FmaChains)(iterations, 1.0f, sinks.data());
+    chains(iterations, 0);
     if (Seconds(start) > seconds / 4 || iterations > (size_t{1} << 34)) break;
     iterations *= 2;
   }
   double best = 0;
   for (int run = 0; run < 3; ++run) {
-    std::atomic<double> flops{0};
+    std::atomic<double> ops{0};
     const auto start = std::chrono::steady_clock::now();
     pool.ParallelFor(static_cast<size_t>(threads), [&](size_t task, int) {
-      const double done = HWY_DYNAMIC_DISPATCH(FmaChains)(iterations * 4, static_cast<float>(task),
-                                                          sinks.data() + task * 16);
-      double expected = flops.load();
-      while (!flops.compare_exchange_weak(expected, expected + done)) {
+      const double done = chains(iterations * 4, task);
+      double expected = ops.load();
+      while (!ops.compare_exchange_weak(expected, expected + done)) {
       }
     });
-    best = std::max(best, flops.load() / Seconds(start) / 1e9);
+    best = std::max(best, ops.load() / Seconds(start) / 1e9);
   }
   return best;
+}
+
+}  // namespace internal
+
+double MeasureFmaPeakGflops(ThreadPool& pool, double seconds) {
+  std::vector<float> sinks(static_cast<size_t>(pool.num_threads()) * 16);
+  return internal::BestChainRate(pool, seconds, [&](size_t iterations, size_t task) {
+    return HWY_DYNAMIC_DISPATCH(FmaChains)(iterations, static_cast<float>(task),
+                                           sinks.data() + task * 16);
+  });
 }
 
 double MeasureReadBandwidthGBps(ThreadPool& pool, std::span<const uint8_t> memory, int repeats) {
