@@ -82,19 +82,17 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   ThreadPool pool(threads);
   double t0 = Now();
   auto loaded = model::Model::Load(args.model_dir, args.load.Limits(), /*pack=*/true, &pool,
-                                   args.load.Precision());
+                                   args.load.Compute());
   if (!loaded) return ReportError(loaded.error());
   const double load_seconds = Now() - t0;
   std::shared_ptr<const model::Model> shared_model(std::move(*loaded));
   const model::Model& model = *shared_model;
   const model::ModelConfig& config = model.config();
 
-  std::printf(
-      "machine: %d threads, SIMD target %s, precision %s
-      ", threads,
-      CurrentSimdTargetName()
-          .c_str(),
-      std::string(model::PrecisionName(model.precision())).c_str());
+  std::printf("machine: %d threads, SIMD target %s, precision %s, weights %s\n", threads,
+              CurrentSimdTargetName().c_str(),
+              std::string(model::PrecisionName(model.precision())).c_str(),
+              std::string(model::WeightFormatName(model.weight_format())).c_str());
   const ComputePeaks peaks = ComputePeaks::Measure(pool);
   // Two reads of the memory ceiling, and the larger is the bar: a fresh buffer, and the packed
   // head (272 MB of the weights decode streams). This VM's bandwidth drifts by tens of percent
@@ -120,6 +118,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   Json report{{"threads", threads},
               {"simd_target", CurrentSimdTargetName()},
               {"precision", std::string(model::PrecisionName(model.precision()))},
+              {"weights", std::string(model::WeightFormatName(model.weight_format()))},
               {"read_bandwidth_gbps", bandwidth},
               {"read_bandwidth_fresh_gbps", fresh_bandwidth},
               {"read_bandwidth_weights_gbps", weights_bandwidth},

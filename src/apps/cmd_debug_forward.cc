@@ -44,7 +44,7 @@ std::string TraceFile(std::string_view name) {
 Status Run(const DebugForwardArgs& args, const GlobalOptions& global) {
   MINERU_ASSIGN_OR_RETURN(auto model,
                           model::Model::Load(args.model_dir, args.load.Limits(),
-                                             /*pack=*/true, nullptr, args.load.Precision()));
+                                             /*pack=*/true, nullptr, args.load.Compute()));
   const model::ModelConfig& config = model->config();
 
   MINERU_ASSIGN_OR_RETURN(NpyArray ids_array, ReadNpy(args.input_ids, args.max_npy_bytes));

@@ -26,6 +26,7 @@ void AddInspectCommand(CLI::App& app, const GlobalOptions& global, int* exit_cod
 void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddDebugForwardCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddBenchCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void AddQuantizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddTokenizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   AddMakeModelCommand(app, global, &exit_code);
   AddDebugForwardCommand(app, global, &exit_code);
   AddBenchCommand(app, global, &exit_code);
+  AddQuantizeCommand(app, global, &exit_code);
   AddBenchHttpCommand(app, global, &exit_code);
   AddWorkerCommand(app, global, &exit_code);
   AddTokenizeCommand(app, global, &exit_code);

@@ -13,6 +13,8 @@ namespace mineru::apps {
 struct ModelLoadOptions {
   model::CheckpointLimits limits;
   std::string precision = "auto";
+  std::string weights = "bf16";
+  std::string quantized;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--precision", precision,
@@ -21,6 +23,14 @@ struct ModelLoadOptions {
                    "has AVX-512 BF16)")
         ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
         ->capture_default_str();
+    cmd.add_option("--weights", weights,
+                   "Weight format: bf16 (the checkpoint's values) or int8 (per-group int8 with "
+                   "float32 scales, from `mineru-cpp quantize`'s file or quantized at load)")
+        ->check(CLI::IsMember({"bf16", "int8"}))
+        ->capture_default_str();
+    cmd.add_option("--quantized", quantized,
+                   "int8 weights file (default: <model>/mineru-q8.bin when present, else "
+                   "quantize at load)");
     cmd.add_option("--max-header-bytes", limits.max_header_bytes,
                    "Largest safetensors header accepted")
         ->check(CLI::NonNegativeNumber)
@@ -38,8 +48,12 @@ struct ModelLoadOptions {
         ->capture_default_str();
   }
   const model::CheckpointLimits& Limits() const { return limits; }
-  model::Precision Precision() const {
-    return model::ParsePrecision(precision).value_or(model::AutoPrecision());
+  model::ComputeOptions Compute() const {
+    model::ComputeOptions compute;
+    compute.precision = model::ParsePrecision(precision).value_or(model::AutoPrecision());
+    compute.weights = model::ParseWeightFormat(weights).value_or(model::WeightFormat::kBf16);
+    compute.quantized_path = quantized;
+    return compute;
   }
 };
 

@@ -56,7 +56,7 @@ Result<std::unique_ptr<engine::Engine>> StartEngine(const std::string& model,
   MINERU_ASSIGN_OR_RETURN(std::string dir, ResolveModelSource(model));
   ThreadPool load_pool(threads);
   MINERU_ASSIGN_OR_RETURN(auto loaded, model::Model::Load(dir, load.Limits(), /*pack=*/true,
-                                                          &load_pool, load.Precision()));
+                                                          &load_pool, load.Compute()));
   std::shared_ptr<const model::Model> shared(std::move(loaded));
   MINERU_ASSIGN_OR_RETURN(auto engine, engine::Engine::Create(shared, dir, flags.Options(threads)));
   if (engine->tokenizer() == nullptr) {

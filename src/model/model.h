@@ -15,6 +15,7 @@
 #include "model/packed_decoder.h"
 #include "model/packed_vision.h"
 #include "model/precision.h"
+#include "model/quantized_file.h"
 #include "model/vision.h"
 #include "model/weights.h"
 
@@ -22,16 +23,20 @@ namespace mineru::model {
 
 class Model {
  public:
-  // pack: prepare the decoder's and the vision tower's matrices for compute in `precision`
-  // (model/precision.h; model/packed_decoder.h, model/packed_vision.h), on `pool` or, when
-  // null, on a temporary pool of every hardware thread. Without it (inspection) the decoder and
-  // the vision tower refuse to run.
+  // pack: prepare the decoder's and the vision tower's matrices for compute as `compute` says
+  // (model/precision.h, model/matrix_factory.h), on `pool` or, when null, on a temporary pool
+  // of every hardware thread. Without it (inspection) the decoder and the vision tower refuse to
+  // run. int8 weights are mapped from compute.quantized_path, else from
+  // <dir>/kQuantizedFileName when that exists, else quantized now.
   static Result<std::unique_ptr<Model>> Load(const std::string& dir,
                                              const CheckpointLimits& limits = {}, bool pack = true,
                                              ThreadPool* pool = nullptr,
-                                             Precision precision = Precision::kFp32);
+                                             const ComputeOptions& compute = {});
 
-  Precision precision() const { return precision_; }
+  Precision precision() const { return compute_.precision; }
+  WeightFormat weight_format() const { return compute_.weights; }
+  // The quantized file the int8 matrices are viewed in (null when quantized at load or bf16).
+  const QuantizedFile* quantized_file() const { return quantized_.get(); }
 
   const ModelConfig& config() const { return checkpoint_.config(); }
   const Checkpoint& checkpoint() const { return checkpoint_; }
@@ -44,11 +49,13 @@ class Model {
   const std::string& fingerprint() const { return checkpoint_.fingerprint(); }
 
  private:
-  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<PackedDecoderWeights> packed,
-        std::unique_ptr<PackedVisionWeights> packed_vision, Precision precision);
+  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<QuantizedFile> quantized,
+        std::unique_ptr<PackedDecoderWeights> packed,
+        std::unique_ptr<PackedVisionWeights> packed_vision, const ComputeOptions& compute);
 
   Checkpoint checkpoint_;
-  Precision precision_;
+  ComputeOptions compute_;
+  std::unique_ptr<QuantizedFile> quantized_;  // before the matrices that view it
   ModelWeights weights_;
   std::unique_ptr<PackedDecoderWeights> packed_;
   std::unique_ptr<PackedVisionWeights> packed_vision_;  // before vision_, which points into it

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/packed_decoder.h"
 
-#include "base/mapped_file.h"
-
 namespace mineru::model {
 
 int64_t PackedDecoderWeights::bytes() const {
@@ -13,48 +11,42 @@ int64_t PackedDecoderWeights::bytes() const {
   return total;
 }
 
-PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights,
-                                        Precision precision) {
-  PackedDecoderWeights packed;
-  if (precision == Precision::kBf16) {
-    for (const DecoderLayerWeights& w : weights.layers) {
-      PackedDecoderLayer layer;
-      const ops::MatrixView qkv[] = {w.q, w.k, w.v};
-      layer.qkv = ops::PackedMatrix::Bf16Rows(qkv);
-      layer.qkv_bias = w.q_bias;
-      layer.qkv_bias.insert(layer.qkv_bias.end(), w.k_bias.begin(), w.k_bias.end());
-      layer.qkv_bias.insert(layer.qkv_bias.end(), w.v_bias.begin(), w.v_bias.end());
-      layer.o = ops::PackedMatrix::Bf16Rows(w.o);
-      const ops::MatrixView gate_up[] = {w.gate, w.up};
-      layer.gate_up = ops::PackedMatrix::Bf16Rows(gate_up);
-      layer.down = ops::PackedMatrix::Bf16Rows(w.down);
-      packed.layers.push_back(std::move(layer));
-    }
-    packed.lm_head = ops::PackedMatrix::Bf16Rows(weights.lm_head);
-    return packed;
+std::vector<std::pair<std::string, const ops::PackedMatrix*>> PackedDecoderWeights::Matrices()
+    const {
+  std::vector<std::pair<std::string, const ops::PackedMatrix*>> out;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const int l = static_cast<int>(i);
+    out.emplace_back(DecoderMatrixName(l, "qkv"), &layers[i].qkv);
+    out.emplace_back(DecoderMatrixName(l, "o"), &layers[i].o);
+    out.emplace_back(DecoderMatrixName(l, "gate_up"), &layers[i].gate_up);
+    out.emplace_back(DecoderMatrixName(l, "down"), &layers[i].down);
   }
-  auto release = [](const ops::MatrixView& m) {
-    DropMappedPages(m.data, static_cast<size_t>(m.rows * m.cols) * DTypeSize(m.dtype));
-  };
-  for (const DecoderLayerWeights& w : weights.layers) {
+  out.emplace_back(DecoderMatrixName(-1, "lm_head"), &lm_head);
+  return out;
+}
+
+Result<PackedDecoderWeights> PackDecoderWeights(const MatrixFactory& factory,
+                                                const DecoderWeights& weights) {
+  PackedDecoderWeights packed;
+  for (size_t i = 0; i < weights.layers.size(); ++i) {
+    const DecoderLayerWeights& w = weights.layers[i];
+    const int l = static_cast<int>(i);
     PackedDecoderLayer layer;
     const ops::MatrixView qkv[] = {w.q, w.k, w.v};
-    layer.qkv = ops::PackedMatrix::Pack(pool, qkv);
+    MINERU_ASSIGN_OR_RETURN(layer.qkv, factory.Make(DecoderMatrixName(l, "qkv"), qkv));
     layer.qkv_bias = w.q_bias;
     layer.qkv_bias.insert(layer.qkv_bias.end(), w.k_bias.begin(), w.k_bias.end());
     layer.qkv_bias.insert(layer.qkv_bias.end(), w.v_bias.begin(), w.v_bias.end());
-    layer.o = ops::PackedMatrix::Pack(pool, w.o);
+    MINERU_ASSIGN_OR_RETURN(layer.o, factory.Make(DecoderMatrixName(l, "o"), w.o));
     const ops::MatrixView gate_up[] = {w.gate, w.up};
-    layer.gate_up = ops::PackedMatrix::Pack(pool, gate_up);
-    layer.down = ops::PackedMatrix::Pack(pool, w.down);
-    for (const ops::MatrixView* m : {&w.q, &w.k, &w.v, &w.o, &w.gate, &w.up, &w.down}) {
-      release(*m);
-    }
+    MINERU_ASSIGN_OR_RETURN(layer.gate_up, factory.Make(DecoderMatrixName(l, "gate_up"), gate_up));
+    MINERU_ASSIGN_OR_RETURN(layer.down, factory.Make(DecoderMatrixName(l, "down"), w.down));
     packed.layers.push_back(std::move(layer));
   }
-  packed.lm_head = ops::PackedMatrix::Pack(pool, weights.lm_head);
-  // A separate head is only ever read packed; a tied one is the embedding table, still used.
-  if (weights.lm_head.data != weights.embed_tokens.data) release(weights.lm_head);
+  // A tied head is the embedding table, still read for lookups: its pages stay.
+  const bool tied = weights.lm_head.data == weights.embed_tokens.data;
+  MINERU_ASSIGN_OR_RETURN(packed.lm_head,
+                          factory.Make(DecoderMatrixName(-1, "lm_head"), weights.lm_head, tied));
   return packed;
 }
 

@@ -7,15 +7,16 @@
 // The checkpoint pages of the packed matrices are released once packed (they stay in the
 // page cache, not in this process's resident set); the embedding table stays mapped for
 // lookups, and the head is packed from it when tied.
-// With Precision::kBf16 nothing is packed: each matrix is the checkpoint's bf16 rows viewed in
-// place (PackedMatrix::Bf16Rows; the fusions are views of several tensors), so the mapping is
-// the only copy of the weights and loading costs no compute.
+// How each matrix is held — packed panels, the checkpoint's bf16 rows in place, or int8 — is the
+// MatrixFactory's choice (model/matrix_factory.h); the fusions hold in every format.
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "model/precision.h"
+#include "model/matrix_factory.h"
 #include "model/weights.h"
 #include "ops/packed_matrix.h"
 
@@ -35,9 +36,11 @@ struct PackedDecoderWeights {
 
   // Bytes one decode step reads: every packed matrix.
   int64_t bytes() const;
+  // Every matrix with its name (DecoderMatrixName), in load order.
+  std::vector<std::pair<std::string, const ops::PackedMatrix*>> Matrices() const;
 };
 
-PackedDecoderWeights PackDecoderWeights(ThreadPool& pool, const DecoderWeights& weights,
-                                        Precision precision = Precision::kFp32);
+Result<PackedDecoderWeights> PackDecoderWeights(const MatrixFactory& factory,
+                                                const DecoderWeights& weights);
 
 }  // namespace mineru::model

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/packed_vision.h"
 
-#include "base/mapped_file.h"
-
 namespace mineru::model {
 
 int64_t PackedVisionWeights::bytes() const {
@@ -13,30 +11,43 @@ int64_t PackedVisionWeights::bytes() const {
   return total;
 }
 
-PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights,
-                                      Precision precision) {
+std::vector<std::pair<std::string, const ops::PackedMatrix*>> PackedVisionWeights::Matrices()
+    const {
+  std::vector<std::pair<std::string, const ops::PackedMatrix*>> out;
+  out.emplace_back(VisionMatrixName(-1, "patch_embed"), &patch_embed);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const int b = static_cast<int>(i);
+    out.emplace_back(VisionMatrixName(b, "qkv"), &blocks[i].qkv);
+    out.emplace_back(VisionMatrixName(b, "proj"), &blocks[i].proj);
+    out.emplace_back(VisionMatrixName(b, "fc1"), &blocks[i].fc1);
+    out.emplace_back(VisionMatrixName(b, "fc2"), &blocks[i].fc2);
+  }
+  out.emplace_back(VisionMatrixName(-1, "merger_fc1"), &merger_fc1);
+  out.emplace_back(VisionMatrixName(-1, "merger_fc2"), &merger_fc2);
+  return out;
+}
+
+Result<PackedVisionWeights> PackVisionWeights(const MatrixFactory& factory,
+                                              const VisionWeights& weights) {
   PackedVisionWeights packed;
-  packed.precision = precision;
-  // Every matrix packed here is only ever read packed: its mapped pages can go. bf16 rows are
-  // the mapped pages themselves.
-  auto pack = [&pool, precision](const ops::MatrixView& m) {
-    if (precision == Precision::kBf16) return ops::PackedMatrix::Bf16Rows(m);
-    ops::PackedMatrix p = ops::PackedMatrix::Pack(pool, m);
-    DropMappedPages(m.data, static_cast<size_t>(m.rows * m.cols) * DTypeSize(m.dtype));
-    return p;
-  };
-  packed.patch_embed = pack(weights.patch_embed);
+  packed.precision = factory.options().precision;
+  MINERU_ASSIGN_OR_RETURN(packed.patch_embed,
+                          factory.Make(VisionMatrixName(-1, "patch_embed"), weights.patch_embed));
   packed.blocks.reserve(weights.blocks.size());
-  for (const VisionBlockWeights& w : weights.blocks) {
+  for (size_t i = 0; i < weights.blocks.size(); ++i) {
+    const VisionBlockWeights& w = weights.blocks[i];
+    const int b = static_cast<int>(i);
     PackedVisionBlock block;
-    block.qkv = pack(w.qkv);
-    block.proj = pack(w.proj);
-    block.fc1 = pack(w.fc1);
-    block.fc2 = pack(w.fc2);
+    MINERU_ASSIGN_OR_RETURN(block.qkv, factory.Make(VisionMatrixName(b, "qkv"), w.qkv));
+    MINERU_ASSIGN_OR_RETURN(block.proj, factory.Make(VisionMatrixName(b, "proj"), w.proj));
+    MINERU_ASSIGN_OR_RETURN(block.fc1, factory.Make(VisionMatrixName(b, "fc1"), w.fc1));
+    MINERU_ASSIGN_OR_RETURN(block.fc2, factory.Make(VisionMatrixName(b, "fc2"), w.fc2));
     packed.blocks.push_back(std::move(block));
   }
-  packed.merger_fc1 = pack(weights.merger_fc1);
-  packed.merger_fc2 = pack(weights.merger_fc2);
+  MINERU_ASSIGN_OR_RETURN(packed.merger_fc1,
+                          factory.Make(VisionMatrixName(-1, "merger_fc1"), weights.merger_fc1));
+  MINERU_ASSIGN_OR_RETURN(packed.merger_fc2,
+                          factory.Make(VisionMatrixName(-1, "merger_fc2"), weights.merger_fc2));
   return packed;
 }
 

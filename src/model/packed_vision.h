@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The vision tower's matrices packed once at load for ops::MatMul over PackedMatrix (the same
-// panels and batch-invariant products as the decoder, model/packed_decoder.h): bf16 stays bf16,
-// re-laid-out, so the packed copy is the size of the checkpoint's matrices. The checkpoint's
-// qkv is already one [3E, E] matrix, so nothing is fused here. Biases and norms stay in
-// VisionWeights (float32). The checkpoint pages of the packed matrices are released once packed
-// (they stay in the page cache, not in this process's resident set).
+// The vision tower's matrices prepared at load for ops::MatMul over PackedMatrix (the same
+// batch-invariant products as the decoder, model/packed_decoder.h), in the form the
+// MatrixFactory chooses (model/matrix_factory.h: packed panels, bf16 rows in place, int8). The
+// checkpoint's qkv is already one [3E, E] matrix, so nothing is fused here. Biases and norms
+// stay in VisionWeights (float32).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "model/precision.h"
+#include "model/matrix_factory.h"
 #include "model/weights.h"
 #include "ops/packed_matrix.h"
 
@@ -35,10 +36,11 @@ struct PackedVisionWeights {
 
   // Bytes of every packed matrix.
   int64_t bytes() const;
+  // Every matrix with its name (VisionMatrixName), in load order.
+  std::vector<std::pair<std::string, const ops::PackedMatrix*>> Matrices() const;
 };
 
-// Precision::kBf16: the checkpoint's bf16 rows viewed in place, as for the decoder.
-PackedVisionWeights PackVisionWeights(ThreadPool& pool, const VisionWeights& weights,
-                                      Precision precision = Precision::kFp32);
+Result<PackedVisionWeights> PackVisionWeights(const MatrixFactory& factory,
+                                              const VisionWeights& weights);
 
 }  // namespace mineru::model

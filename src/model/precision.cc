@@ -18,4 +18,14 @@ std::optional<Precision> ParsePrecision(std::string_view name) {
 
 Precision AutoPrecision() { return ops::Bf16DotIsNative() ? Precision::kBf16 : Precision::kFp32; }
 
+std::string_view WeightFormatName(WeightFormat format) {
+  return format == WeightFormat::kInt8 ? "int8" : "bf16";
+}
+
+std::optional<WeightFormat> ParseWeightFormat(std::string_view name) {
+  if (name == "bf16") return WeightFormat::kBf16;
+  if (name == "int8") return WeightFormat::kInt8;
+  return std::nullopt;
+}
+
 }  // namespace mineru::model

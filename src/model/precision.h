@@ -8,6 +8,14 @@
 //         attention and the residual stream stay float32.
 // The library's default is fp32 (exact, what the parity tests pin); the command line's `auto`
 // picks bf16 where the CPU has AVX-512 BF16 and fp32 elsewhere.
+//
+// And the weights' format (`--weights`):
+//   bf16: the checkpoint's own values, products as the precision says;
+//   int8: every matrix quantized to int8 per group of 32 with a float32 scale (ops/q8_matrix.h,
+//         llama.cpp's Q8_0 scheme), read from the file `mineru-cpp quantize` writes
+//         (model/quantized_file.h) or quantized at load; products are int8 x int8 with the
+//         activations quantized per row and group on the fly (VNNI where the CPU has it).
+//         Attention follows the precision.
 #pragma once
 
 #include <optional>
@@ -23,5 +31,19 @@ std::string_view PrecisionName(Precision precision);
 std::optional<Precision> ParsePrecision(std::string_view name);
 // bf16 where the CPU runs the bf16 product natively (vdpbf16ps), else fp32.
 Precision AutoPrecision();
+
+enum class WeightFormat { kBf16, kInt8 };
+
+std::string_view WeightFormatName(WeightFormat format);
+std::optional<WeightFormat> ParseWeightFormat(std::string_view name);
+
+// How a model's matrices are prepared for compute at load.
+struct ComputeOptions {
+  Precision precision = Precision::kFp32;
+  WeightFormat weights = WeightFormat::kBf16;
+  // int8: the quantized file; empty means <checkpoint dir>/kQuantizedFileName when it exists,
+  // else quantize at load.
+  std::string quantized_path;
+};
 
 }  // namespace mineru::model

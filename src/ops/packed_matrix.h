@@ -18,7 +18,8 @@
 // A PackedMatrix may instead hold bf16 rows (WeightLayout::kBf16Rows, made by Bf16Rows): the
 // checkpoint's own bf16 rows viewed in place, nothing copied, and MatMul then computes the bf16
 // product of ops/bf16_matmul.h (activations rounded to bf16, float32 accumulation) — the
-// `--precision bf16` path.
+// `--precision bf16` path. Or it may hold int8 weights (WeightLayout::kQ8, ops/q8_matrix.h:
+// quantized at load or viewed in a mapped file), and MatMul is then the int8 product.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "base/thread_pool.h"
 #include "ops/bf16_matmul.h"
 #include "ops/matrix.h"
+#include "ops/q8_matrix.h"
 
 namespace mineru::ops {
 
@@ -42,6 +44,7 @@ inline constexpr int64_t kPackedDepthBlock = 1024;
 enum class WeightLayout {
   kPanels,    // float32-contract panels, packed at load (the layout described above)
   kBf16Rows,  // bf16 rows read in place by the bf16 product
+  kQ8,        // int8 weights with per-group scales, the int8 product (ops/q8_matrix.h)
 };
 
 class PackedMatrix {
@@ -66,15 +69,21 @@ class PackedMatrix {
   static PackedMatrix Bf16Rows(std::span<const MatrixView> parts);
   static PackedMatrix Bf16Rows(const MatrixView& w);
 
+  // Int8 weights (owned or a view of mapped bytes) for the int8 product.
+  static PackedMatrix Q8(Q8Matrix q8);
+
   WeightLayout layout() const { return layout_; }
+  // kQ8 only.
+  const Q8Matrix& q8() const { return q8_; }
   // kBf16Rows only: the parts, ascending, the first at row 0.
   std::span<const Bf16RowPart> row_parts() const { return row_parts_; }
 
   int64_t rows() const { return rows_; }  // output columns of MatMul (n)
   int64_t cols() const { return cols_; }  // depth (k)
   DType dtype() const { return dtype_; }  // kBF16 or kF32: the panel element type (kBF16 rows)
-  // Bytes the product reads: the panels, or the bf16 rows.
+  // Bytes the product reads: the panels, the bf16 rows or the int8 layout.
   int64_t bytes() const {
+    if (layout_ == WeightLayout::kQ8) return q8_.bytes();
     return layout_ == WeightLayout::kBf16Rows ? rows_ * cols_ * 2 : panels() * panel_bytes();
   }
   // Bytes this matrix allocated itself (0 for bf16 rows viewed in place).
@@ -83,8 +92,9 @@ class PackedMatrix {
   int64_t panels() const { return (rows_ + kPanelCols - 1) / kPanelCols; }
   // One panel: cols * 64 bytes (bf16) or cols * 128 bytes (f32); a multiple of 64.
   int64_t panel_bytes() const { return cols_ * kPanelCols * (dtype_ == DType::kBF16 ? 2 : 4); }
-  // Panel p starts at data() + p * panel_bytes(); data() is 64-byte aligned.
-  const uint8_t* data() const { return storage_.get(); }
+  // Panel p starts at data() + p * panel_bytes(); data() is 64-byte aligned. kQ8: the int8
+  // layout's bytes; kBf16Rows: null.
+  const uint8_t* data() const { return layout_ == WeightLayout::kQ8 ? q8_.data() : storage_.get(); }
 
  private:
   struct AlignedDelete {
@@ -98,6 +108,7 @@ class PackedMatrix {
   DType dtype_ = DType::kF32;
   WeightLayout layout_ = WeightLayout::kPanels;
   std::vector<Bf16RowPart> row_parts_;
+  Q8Matrix q8_;
 };
 
 // The product with packed weights w ([n, K]). For WeightLayout::kBf16Rows it is the bf16

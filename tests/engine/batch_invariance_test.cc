@@ -10,7 +10,8 @@
 // block order whatever the query tiling; element-wise kernels treat every element alike), so
 // batching changes no rounding. A kernel that broke this would show here as a logit off by an
 // ulp long before it changed a token. The bf16 products (ops/bf16_matmul.h) keep the same
-// property, so the test runs once per precision.
+// property, and so do the int8 products (ops/q8_matrix.h): the test runs for each precision and
+// weight format.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -62,28 +63,31 @@ Request ToRequest(const Spec& spec) {
   return request;
 }
 
-std::unique_ptr<Engine> MakeEngine(int64_t max_batch_tokens, model::Precision precision) {
+using Mode = std::pair<model::Precision, model::WeightFormat>;
+
+std::unique_ptr<Engine> MakeEngine(int64_t max_batch_tokens, Mode mode) {
   EngineOptions options;
   options.threads = 2;
   options.kv_cache_bytes = int64_t{64} << 20;
   options.kv_block_tokens = 16;
   options.max_batch_tokens = max_batch_tokens;
   options.vision_max_wait = std::chrono::milliseconds(1);
-  auto engine = Engine::Create(LoadGoldenModel(precision), testing::kGoldenModel, options);
+  auto engine =
+      Engine::Create(LoadGoldenModel(mode.first, mode.second), testing::kGoldenModel, options);
   EXPECT_TRUE(engine) << engine.error().ToString();
   return std::move(*engine);
 }
 
-class BatchInvarianceTest : public ::testing::TestWithParam<model::Precision> {};
+class BatchInvarianceTest : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
-  const model::Precision precision = GetParam();
+  const Mode mode = GetParam();
   const std::vector<Spec> specs = MakeSpecs(33);
   // Together: waves join while earlier ones decode; small iterations split long prompts into
   // chunks that share passes with other requests' decode rows.
   std::vector<GenerationResult> together(specs.size());
   {
-    auto engine = MakeEngine(/*max_batch_tokens=*/48, precision);
+    auto engine = MakeEngine(/*max_batch_tokens=*/48, mode);
     std::vector<RequestHandle> handles;
     const size_t waves[] = {1, 2, 6, 33};
     size_t next = 0;
@@ -99,7 +103,7 @@ TEST_P(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
     EXPECT_GT(engine->Stats().iterations, 10);
   }
   // Alone, one request at a time, whole prompts in one pass.
-  auto engine = MakeEngine(/*max_batch_tokens=*/512, precision);
+  auto engine = MakeEngine(/*max_batch_tokens=*/512, mode);
   for (size_t i = 0; i < specs.size(); ++i) {
     SCOPED_TRACE("request " + std::to_string(i) + " of " + std::to_string(specs[i].ids.size()) +
                  " tokens" + (specs[i].images.empty() ? "" : " with an image"));
@@ -117,11 +121,16 @@ TEST_P(BatchInvarianceTest, TokensAndLogitsEqualAloneAndAmongOthers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, BatchInvarianceTest,
-                         ::testing::Values(model::Precision::kFp32, model::Precision::kBf16),
-                         [](const ::testing::TestParamInfo<model::Precision>& info) {
-                           return std::string(model::PrecisionName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Modes, BatchInvarianceTest,
+    ::testing::Values(Mode{model::Precision::kFp32, model::WeightFormat::kBf16},
+                      Mode{model::Precision::kBf16, model::WeightFormat::kBf16},
+                      Mode{model::Precision::kFp32, model::WeightFormat::kInt8},
+                      Mode{model::Precision::kBf16, model::WeightFormat::kInt8}),
+    [](const ::testing::TestParamInfo<Mode>& info) {
+      return std::string(model::PrecisionName(info.param.first)) + "_" +
+             std::string(model::WeightFormatName(info.param.second));
+    });
 
 }  // namespace
 }  // namespace mineru::engine

@@ -18,18 +18,22 @@ namespace mineru::engine::testing {
 inline const std::string kGoldenDir = std::string(MINERU_TEST_DATA_DIR) + "/qwen2vl-tiny";
 inline const std::string kGoldenModel = kGoldenDir + "/model";
 
-// The golden model in `precision` (model/precision.h), loaded once per precision.
+// The golden model with its products in `precision` and its weights in `weights`
+// (model/precision.h), loaded once per combination.
 inline std::shared_ptr<const model::Model> LoadGoldenModel(
-    model::Precision precision = model::Precision::kFp32) {
-  auto load = [](model::Precision p) {
-    auto loaded = model::Model::Load(kGoldenModel, {}, /*pack=*/true, nullptr, p);
+    model::Precision precision = model::Precision::kFp32,
+    model::WeightFormat weights = model::WeightFormat::kBf16) {
+  static std::shared_ptr<const model::Model> models[2][2];
+  auto& slot = models[static_cast<int>(precision)][static_cast<int>(weights)];
+  if (slot == nullptr) {
+    model::ComputeOptions compute;
+    compute.precision = precision;
+    compute.weights = weights;
+    auto loaded = model::Model::Load(kGoldenModel, {}, /*pack=*/true, nullptr, compute);
     EXPECT_TRUE(loaded) << loaded.error().ToString();
-    return std::shared_ptr<const model::Model>(std::move(*loaded));
-  };
-  static std::shared_ptr<const model::Model> fp32 = load(model::Precision::kFp32);
-  if (precision == model::Precision::kFp32) return fp32;
-  static std::shared_ptr<const model::Model> bf16 = load(model::Precision::kBf16);
-  return bf16;
+    slot = std::shared_ptr<const model::Model>(std::move(*loaded));
+  }
+  return slot;
 }
 
 using testing_support::F32;

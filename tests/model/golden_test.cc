@@ -14,9 +14,11 @@
 //   what a correct float32 engine can show: per tensor, we allow that measured distance plus
 //   about 30% (values in kBf16Tolerance below, measured with NumPy on the golden files).
 // - Our bf16 precision (model/precision.h: bf16 products with float32 sums, everything else
-//   float32) against the bf16 folder: no looser than the golden's own fp32-vs-bf16 distance,
-//   i.e. exactly the measured distances (kBf16EngineTolerance), because our bf16 rounds a subset
-//   of what the reference rounds. The fp32 folder is held to the same distances.
+//   float32), against the fp32 folder: within the golden's own fp32-vs-bf16 distance D, no
+//   slack (kBf16EngineTolerance) — our bf16 is no further from the exact result than
+//   transformers' bf16 run is. Against the bf16 folder the two bf16 runs round independently,
+//   so by the triangle inequality |ours - bf16| <= |ours - fp32| + |fp32 - bf16| <= 2 D
+//   (kBf16EngineVsBf16Tolerance). Measured: 0.93-1.2 D on the logits and hidden states.
 // - Token ids: fp32 ids must be equal at every step. Against bf16, an id may differ only where
 //   the bf16 run's own top-2 margin is under the logit tolerance (a near-tie that bf16 rounding
 //   can flip); the continuation is compared up to the first such step.
@@ -55,8 +57,10 @@ constexpr Tolerances kFp32Tolerance{1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4};
 // block 0.095, merged 0.016, hidden states 0.12, last/first logits 0.15, probe logits 0.31,
 // step top-8 logits 0.20), each raised by about 30%.
 constexpr Tolerances kBf16Tolerance{0.035, 0.13, 0.025, 0.16, 0.2, 0.42};
-// Our bf16 precision, against either folder: the measured distances themselves, no slack.
+// Our bf16 precision against the fp32 folder: the measured distances D themselves, no slack;
+// against the bf16 folder 2 D (see the file comment).
 constexpr Tolerances kBf16EngineTolerance{0.024, 0.095, 0.016, 0.12, 0.15, 0.31};
+constexpr Tolerances kBf16EngineVsBf16Tolerance{0.048, 0.19, 0.032, 0.24, 0.30, 0.62};
 
 struct CaseData {
   std::string name;
@@ -103,7 +107,7 @@ class GoldenTest : public ::testing::Test {
   static void SetUpTestSuite() {
     pool_ = new ThreadPool(2);
     for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
-      auto loaded = Model::Load(kGolden + "/model", {}, /*pack=*/true, pool_, precision);
+      auto loaded = Model::Load(kGolden + "/model", {}, /*pack=*/true, pool_, {precision});
       ASSERT_TRUE(loaded) << loaded.error().ToString();
       models_[static_cast<int>(precision)] = loaded->release();
     }
@@ -346,17 +350,17 @@ TEST_F(GoldenTest, BatchDocOddBf16) {
 // Our bf16 precision against the reference's bf16 run, and against its fp32 run.
 TEST_F(GoldenTest, SingleDocBf16Engine) {
   const CaseData c = LoadCase("single_doc", {"doc_400x300"});
-  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "bf16", kBf16EngineVsBf16Tolerance, Precision::kBf16);
   CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
 }
 TEST_F(GoldenTest, SingleOddBf16Engine) {
   const CaseData c = LoadCase("single_odd", {"odd_333x517"});
-  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "bf16", kBf16EngineVsBf16Tolerance, Precision::kBf16);
   CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
 }
 TEST_F(GoldenTest, BatchDocOddBf16Engine) {
   const CaseData c = LoadCase("batch_doc_odd", {"doc_400x300", "odd_333x517"});
-  CheckCase(c, "bf16", kBf16EngineTolerance, Precision::kBf16);
+  CheckCase(c, "bf16", kBf16EngineVsBf16Tolerance, Precision::kBf16);
   CheckCase(c, "fp32", kBf16EngineTolerance, Precision::kBf16);
 }
 

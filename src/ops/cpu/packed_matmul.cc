@@ -364,7 +364,8 @@ PackedMatrix::PackedMatrix(PackedMatrix&& other) noexcept
       cols_(std::exchange(other.cols_, 0)),
       dtype_(std::exchange(other.dtype_, DType::kF32)),
       layout_(std::exchange(other.layout_, WeightLayout::kPanels)),
-      row_parts_(std::move(other.row_parts_)) {}
+      row_parts_(std::move(other.row_parts_)),
+      q8_(std::move(other.q8_)) {}
 
 PackedMatrix& PackedMatrix::operator=(PackedMatrix&& other) noexcept {
   storage_ = std::move(other.storage_);
@@ -374,6 +375,7 @@ PackedMatrix& PackedMatrix::operator=(PackedMatrix&& other) noexcept {
   dtype_ = std::exchange(other.dtype_, DType::kF32);
   layout_ = std::exchange(other.layout_, WeightLayout::kPanels);
   row_parts_ = std::move(other.row_parts_);
+  q8_ = std::move(other.q8_);
   return *this;
 }
 
@@ -468,6 +470,17 @@ PackedMatrix PackedMatrix::Bf16Rows(const MatrixView& w) {
   return Bf16Rows(std::span<const MatrixView>(&w, 1));
 }
 
+PackedMatrix PackedMatrix::Q8(Q8Matrix q8) {
+  PackedMatrix m;
+  m.layout_ = WeightLayout::kQ8;
+  m.rows_ = q8.rows();
+  m.cols_ = q8.cols();
+  m.dtype_ = DType::kI8;
+  m.owned_bytes_ = q8.owns_bytes() ? q8.bytes() : 0;
+  m.q8_ = std::move(q8);
+  return m;
+}
+
 HWY_EXPORT(PackedMatMulImpl);
 HWY_EXPORT(FusesMultiplyAdd);
 
@@ -476,6 +489,10 @@ void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Pack
   if (m <= 0 || w.rows() <= 0) return;
   if (w.layout() == WeightLayout::kBf16Rows) {
     MatMulBf16(pool, x, m, ldx, w.row_parts(), w.rows(), w.cols(), bias, y, ldy, accumulate);
+    return;
+  }
+  if (w.layout() == WeightLayout::kQ8) {
+    MatMul(pool, x, m, ldx, w.q8(), bias, y, ldy, accumulate);
     return;
   }
   HWY_DYNAMIC_DISPATCH(PackedMatMulImpl)(&pool, x, m, ldx, &w, bias, y, ldy, accumulate);
