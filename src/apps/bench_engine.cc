@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <random>
 
+#include "base/process_memory.h"
 #include "engine/engine.h"
 
 namespace mineru::apps {
@@ -124,6 +126,9 @@ Status RunEngineBench(std::shared_ptr<const model::Model> model, const std::stri
     const int64_t patch = config.vision.patch_size;
     const model::ImageGrid layout_grid{1, 1036 / patch, 1036 / patch};
     const model::ImageGrid crop_grid{1, 812 / patch, 112 / patch};
+    // Peak resident memory of the whole process over the page (the high-water mark reset first;
+    // it counts mapped weights as they are touched), against the bytes of the weights.
+    const bool peak_reset = ResetPeakRss();
     const Clock::time_point start = Clock::now();
     MINERU_ASSIGN_OR_RETURN(
         engine::RequestHandle layout,
@@ -148,7 +153,18 @@ Status RunEngineBench(std::shared_ptr<const model::Model> model, const std::stri
         args.layout_tokens, args.crops, args.crop_tokens, total, 1 / total, layout_seconds,
         layout_result.timings.vision, layout_result.timings.decode, total - layout_seconds,
         crop_vision);
+    const double weights =
+        static_cast<double>(model->packed_decoder()->bytes() + model->packed_vision()->bytes());
+    const std::optional<int64_t> peak = PeakRssBytes();
+    const double peak_bytes = peak_reset && peak ? static_cast<double>(*peak) : 0;
+    if (peak_bytes > 0) {
+      std::printf(
+          "  peak resident memory during the page: %.0f MB = %.2f x the weights (%.0f MB)\n",
+          peak_bytes / 1e6, peak_bytes / weights, weights / 1e6);
+    }
     report["engine_page"] = {{"seconds", total},
+                             {"peak_rss_bytes", peak_bytes},
+                             {"weights_bytes", weights},
                              {"pages_per_second", 1 / total},
                              {"layout_seconds", layout_seconds},
                              {"layout_vision_seconds", layout_result.timings.vision},

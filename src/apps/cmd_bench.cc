@@ -44,9 +44,11 @@ struct BenchArgs {
   EngineFlags engine_flags;
 };
 
-// The ceiling of the arithmetic the model's products run in: float32 FMA, or bf16 dot products.
-ComputePeak PeakFor(model::Precision precision) {
-  return precision == model::Precision::kBf16 ? ComputePeak::kBf16Dot : ComputePeak::kFma;
+// The ceiling of the arithmetic the model's products run in: int8 dot products for int8
+// weights, else bf16 dot products or float32 FMA as the precision says.
+ComputePeak PeakFor(const model::Model& model) {
+  if (model.weight_format() == model::WeightFormat::kInt8) return ComputePeak::kInt8Dot;
+  return model.precision() == model::Precision::kBf16 ? ComputePeak::kBf16Dot : ComputePeak::kFma;
 }
 
 double Now() {
@@ -115,14 +117,16 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
       "  DRAM read bandwidth  %8.1f GB/s (measured: fresh buffer %.1f, packed weights %.1f)\n",
       bandwidth, fresh_bandwidth, weights_bandwidth);
   std::printf("model: %s, loaded in %.3f s\n", args.model_dir.c_str(), load_seconds);
-  Json report{{"threads", threads},
-              {"simd_target", CurrentSimdTargetName()},
-              {"precision", std::string(model::PrecisionName(model.precision()))},
-              {"weights", std::string(model::WeightFormatName(model.weight_format()))},
-              {"read_bandwidth_gbps", bandwidth},
-              {"read_bandwidth_fresh_gbps", fresh_bandwidth},
-              {"read_bandwidth_weights_gbps", weights_bandwidth},
-              {"load_seconds", load_seconds}};
+  Json report{
+      {"threads", threads},
+      {"simd_target", CurrentSimdTargetName()},
+      {"precision", std::string(model::PrecisionName(model.precision()))},
+      {"weights", std::string(model::WeightFormatName(model.weight_format()))},
+      {"quantized_file", model.quantized_file() != nullptr ? model.quantized_file()->path() : ""},
+      {"read_bandwidth_gbps", bandwidth},
+      {"read_bandwidth_fresh_gbps", fresh_bandwidth},
+      {"read_bandwidth_weights_gbps", weights_bandwidth},
+      {"load_seconds", load_seconds}};
   AddComputePeaks(peaks, report);
   std::mt19937 rng(1234);
 
@@ -153,16 +157,18 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     std::printf("vision tower: %lld patches (%lldx%lld px): %.2f s, %.1f GFLOP/s%s\n",
                 static_cast<long long>(grid.patches()), static_cast<long long>(side * patch),
                 static_cast<long long>(side * patch), best, gflops,
-                PercentOfPeak(gflops, peaks, PeakFor(model.precision())).c_str());
+                PercentOfPeak(gflops, peaks, PeakFor(model)).c_str());
     if (pass_bytes >= 0) {
-      std::printf("  peak memory of the pass: %.0f MB above the resident weights and input\n",
-                  static_cast<double>(pass_bytes) / 1e6);
+      std::printf(
+          "  peak memory of the pass: %.0f MB above what was resident before it (mapped weights "
+          "count as they are first touched)\n",
+          static_cast<double>(pass_bytes) / 1e6);
     }
     report["vision"] = {{"patches", grid.patches()},
                         {"pass_peak_bytes", pass_bytes},
                         {"seconds", best},
                         {"gflops", gflops}};
-    SetFractionOfPeak(report["vision"], gflops, peaks, PeakFor(model.precision()));
+    SetFractionOfPeak(report["vision"], gflops, peaks, PeakFor(model));
   }
 
   // Prefill then decode one sequence of random text tokens.
@@ -216,12 +222,12 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const double prefill_gflops = prefill_flops / best_prefill / 1e9;
   std::printf("prefill: %d tokens: %.3f s, %.0f tokens/s, %.1f GFLOP/s%s\n", args.prefill,
               best_prefill, args.prefill / best_prefill, prefill_gflops,
-              PercentOfPeak(prefill_gflops, peaks, PeakFor(model.precision())).c_str());
+              PercentOfPeak(prefill_gflops, peaks, PeakFor(model)).c_str());
   report["prefill"] = {{"tokens", args.prefill},
                        {"seconds", best_prefill},
                        {"tokens_per_second", args.prefill / best_prefill},
                        {"gflops", prefill_gflops}};
-  SetFractionOfPeak(report["prefill"], prefill_gflops, peaks, PeakFor(model.precision()));
+  SetFractionOfPeak(report["prefill"], prefill_gflops, peaks, PeakFor(model));
   if (args.decode_tokens > 0) {
     double fresh_after = 0, weights_after = 0;
     measure_bandwidth(fresh_after, weights_after);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // mineru-cpp: one binary, one subcommand per job.
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -28,6 +30,11 @@ int ResolveThreads(const GlobalOptions& options) {
 
 int main(int argc, char** argv) {
   using namespace mineru::apps;
+  // Buffers of a megabyte or more (activations of a vision pass, quantized rows, request
+  // bodies) are mapped fresh and returned to the system when freed. glibc's default raises this
+  // threshold after each large free, up to 32 MiB, and then keeps such buffers in its heap:
+  // hundreds of MB of a finished page would stay resident.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   CLI::App app{"mineru-cpp: MinerU2.5 document parsing (Qwen2-VL) in C++"};
   app.set_version_flag("--version", "mineru-cpp 0.1.0");
   app.require_subcommand(1);

@@ -4,6 +4,10 @@
 // option named).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "base/json.h"
 #include "cli_test_util.h"
 
@@ -61,8 +65,33 @@ TEST(BenchCliTest, EngineFiguresOnTheGoldenModel) {
   EXPECT_GT(report["fma_peak_gflops"].get<double>(), 0);
   EXPECT_GE(report["bf16_dot_peak_gflops"].get<double>(), 0);
   EXPECT_GE(report["int8_dot_peak_gops"].get<double>(), 0);
-  EXPECT_EQ(report["prefill"]["peak"], "fma_peak_gflops");
+  // auto precision: bf16 products (against the bf16-dot peak) where the CPU has AVX-512 BF16.
+  EXPECT_EQ(report["weights"], "bf16");
+  EXPECT_EQ(report["prefill"]["peak"],
+            report["precision"] == "bf16" ? "bf16_dot_peak_gflops" : "fma_peak_gflops");
   EXPECT_GT(report["prefill"]["fraction_of_peak"].get<double>(), 0);
+  EXPECT_GT(report["engine_page"]["peak_rss_bytes"].get<double>(), 0);
+  EXPECT_GT(report["engine_page"]["weights_bytes"].get<double>(), 0);
+}
+
+// Each precision and weight format runs, and names its own peak.
+TEST(BenchCliTest, EveryModeNamesItsPeak) {
+  for (const auto& [precision, weights, peak] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"fp32", "bf16", "fma_peak_gflops"},
+           {"bf16", "bf16", "bf16_dot_peak_gflops"},
+           {"fp32", "int8", "int8_dot_peak_gops"}}) {
+    const CliResult r =
+        RunCli({"bench", "--model", kModel, "--skip-vision", "--skip-engine", "--prefill", "8",
+                "--decode-tokens", "2", "--json", "--precision", precision, "--weights", weights});
+    ASSERT_TRUE(Succeeded(r)) << Describe(r);
+    const size_t json_start = r.out.find("\n{");
+    ASSERT_NE(json_start, std::string::npos) << Describe(r);
+    const Json report = Json::parse(r.out.substr(json_start), nullptr, false);
+    EXPECT_EQ(report["precision"], precision);
+    EXPECT_EQ(report["weights"], weights);
+    EXPECT_EQ(report["prefill"]["peak"], peak) << Describe(r);
+  }
 }
 
 TEST(BenchCliTest, EngineFlagsAreChecked) {

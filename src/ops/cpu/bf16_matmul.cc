@@ -39,6 +39,7 @@ constexpr int64_t kMaxTileRows = 4;
 constexpr int64_t kMaxRowBlock = 256;
 constexpr int64_t kRowBlockBytes = 768 * 1024;
 constexpr int64_t kTasksPerThread = 8;
+constexpr int64_t kKeptActivationElems = int64_t{4} << 20;  // 8 MiB of bf16 per thread
 
 std::atomic<bool> g_force_portable{false};
 
@@ -142,7 +143,7 @@ bool CpuHasBf16() { return false; }
 bool UseNative() { return CpuHasBf16() && !g_force_portable.load(std::memory_order_relaxed); }
 
 // Activations rounded to bf16, rows padded with zeros to kp: one buffer per calling thread,
-// grown as needed and kept (a vision pass converts up to 5,476 x 5,120 values per product).
+// grown as needed and kept, up to kKeptActivationElems.
 std::vector<uint16_t>& ActivationBuffer() {
   thread_local std::vector<uint16_t> buffer;
   return buffer;
@@ -162,7 +163,10 @@ void MatMulBf16(ThreadPool& pool, const float* x, int64_t m, int64_t ldx,
   if (m <= 0 || n <= 0) return;
   MINERU_CHECK(!parts.empty() && parts[0].begin == 0, "MatMulBf16: parts must start at row 0");
   const int64_t kp = (k + kChunk - 1) / kChunk * kChunk;
-  std::vector<uint16_t>& x16 = ActivationBuffer();
+  // Decode and prefill chunks reuse the thread's buffer; a vision pass's (tens of MB) is
+  // freed when the call ends rather than kept for the process's life.
+  std::vector<uint16_t> large;
+  std::vector<uint16_t>& x16 = m * kp <= kKeptActivationElems ? ActivationBuffer() : large;
   if (static_cast<int64_t>(x16.size()) < m * kp) x16.resize(static_cast<size_t>(m * kp));
   constexpr int64_t kConvertRows = 16;
   pool.ParallelFor(static_cast<size_t>((m + kConvertRows - 1) / kConvertRows), [&](size_t b, int) {
