@@ -186,8 +186,9 @@ struct ForwardInputs {
   std::vector<std::string> extra{"--steps", "1"};
 
   std::vector<std::string> Args() const {
-    std::vector<std::string> args{"debug-forward", "--model", model, "--input-ids", ids,
-                                  "--dump",        dump};
+    // fp32: the checks compare with the golden fp32 files at 1e-4.
+    std::vector<std::string> args{"debug-forward", "--precision", "fp32",   "--model", model,
+                                  "--input-ids",   ids,           "--dump", dump};
     if (!pixels.empty()) args.insert(args.end(), {"--pixel-values", pixels});
     if (!grid.empty()) args.insert(args.end(), {"--grid-thw", grid});
     if (!mask.empty()) args.insert(args.end(), {"--attention-mask", mask});

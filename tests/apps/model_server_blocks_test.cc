@@ -103,8 +103,8 @@ void ExpectBlocksThroughTheServerMatch(const std::string& config, pipeline::Prof
                                  "--tokenizer-source", MINERU_QWEN_TOKENIZER});
   ASSERT_TRUE(Succeeded(made)) << Describe(made);
 
-  // In process.
-  auto model = model::Model::Load(model_dir);
+  // In process, in the precision `serve` picks by default (auto).
+  auto model = model::Model::Load(model_dir, {}, /*pack=*/true, nullptr, {model::AutoPrecision()});
   ASSERT_TRUE(model) << model.error().ToString();
   engine::EngineOptions engine_options;
   engine_options.threads = 2;
