@@ -18,12 +18,8 @@
 #include "base/dtype.h"
 #include "base/status.h"
 #include "ops/bf16_matmul.h"
+#include "ops/cpu/bf16_intrinsics.h"
 #include "ops/reference.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define MINERU_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-#endif
 
 namespace mineru::ops {
 namespace {
@@ -40,9 +36,7 @@ constexpr int64_t kPvRows = 4;      // 4 x up to 5 accumulators
 constexpr int64_t kPvMaxVecs = 5;
 constexpr int64_t kTileRows = 64;
 
-MINERU_BF16_TARGET inline __m512 Dot2(__m512 acc, __m512i a, __m512i b) {
-  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
-}
+using bf16::Dot2;
 
 // exp(x) for x in [-104, 0]: x = n ln2 + r, |r| <= ln2 / 2, degree-6 Taylor polynomial of e^r
 // (truncation 1.2e-7 relative) times 2^n by vscalefps (exact).

@@ -21,14 +21,11 @@
 #include <cstring>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/dtype.h"
 #include "base/status.h"
+#include "ops/cpu/bf16_intrinsics.h"
 #include "ops/reference.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define MINERU_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-#endif
 
 namespace mineru::ops {
 namespace {
@@ -72,17 +69,7 @@ void PortableTile(const Tile& t, int64_t rows, int64_t kp, float* out) {
 }
 
 #if defined(__x86_64__)
-bool CpuHasBf16() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512dq") &&
-                          __builtin_cpu_supports("avx512bf16");
-  return has;
-}
-
-MINERU_BF16_TARGET inline __m512 Dot2(__m512 acc, __m512i a, __m512i b) {
-  return _mm512_dpbf16_ps(acc, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
-}
+using bf16::Dot2;
 
 // The documented tree for four accumulators at once; lane l of the result is output l.
 //   ab = [a[l] + a[l+8] (l < 8) | b[l] + b[l+8]], the same for cd     (h of each)
@@ -136,11 +123,9 @@ MINERU_BF16_TARGET void NativeTile(const Tile& t, float* out) {
 using NativeTileFn = void (*)(const Tile&, float*);
 constexpr NativeTileFn kNativeTiles[kMaxTileRows] = {&NativeTile<1>, &NativeTile<2>, &NativeTile<3>,
                                                      &NativeTile<4>};
-#else
-bool CpuHasBf16() { return false; }
 #endif
 
-bool UseNative() { return CpuHasBf16() && !g_force_portable.load(std::memory_order_relaxed); }
+bool UseNative() { return CpuHasAvx512Bf16() && !g_force_portable.load(std::memory_order_relaxed); }
 
 // Activations rounded to bf16, rows padded with zeros to kp: one buffer per calling thread,
 // grown as needed and kept, up to kKeptActivationElems.
