@@ -31,7 +31,10 @@ shift  # the "--"
 log="${screenshot%.png}-server.log"
 mkdir -p "$(dirname "$screenshot")"
 
-"$@" >"$log" 2>&1 &
+# Created here, not by the background job's redirection: the loop below may read it before the
+# job has run at all (with pipefail, a missing file would end this script).
+: >"$log"
+"$@" >>"$log" 2>&1 &
 server=$!
 stop_server() {
   if kill -0 "$server" 2>/dev/null; then
