@@ -304,21 +304,9 @@ namespace {
 // columns 0..15 and high half for 16..31 (little-endian words).
 constexpr size_t Bf16Slot(size_t c) { return c < 16 ? 2 * c : 2 * (c - 16) + 1; }
 
-// Source rows of a packed matrix: row j of the concatenation is row j - start of a part.
-struct PartRows {
-  std::span<const MatrixView> parts;
-  std::vector<int64_t> starts;  // starts[i]: first row of part i; starts.back() = total
-
-  const uint8_t* Row(int64_t j) const {
-    const size_t i =
-        static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), j) - starts.begin() - 1);
-    return parts[i].Row(j - starts[i]);
-  }
-};
-
 // Writes panel p: bf16 halves moved as bits, f16 widened exactly, f32 copied; columns past
 // `rows` zero. Depth is walked in blocks so the destination block stays in L1.
-void PackPanel(const PartRows& src, DType src_dtype, int64_t rows, int64_t depth, int64_t p,
+void PackPanel(const StackedRows& src, DType src_dtype, int64_t rows, int64_t depth, int64_t p,
                uint8_t* dst) {
   constexpr int64_t kBlock = 256;
   const bool to_bf16 = src_dtype == DType::kBF16;
@@ -380,21 +368,11 @@ PackedMatrix& PackedMatrix::operator=(PackedMatrix&& other) noexcept {
 }
 
 PackedMatrix PackedMatrix::Pack(ThreadPool& pool, std::span<const MatrixView> parts) {
-  MINERU_CHECK(!parts.empty(), "PackedMatrix::Pack: no parts");
-  const DType src_dtype = parts[0].dtype;
-  MINERU_CHECK(IsKernelDType(src_dtype), "PackedMatrix::Pack: dtype {}", DTypeName(src_dtype));
-  PartRows src{parts, {0}};
-  for (const MatrixView& part : parts) {
-    MINERU_CHECK(part.dtype == src_dtype, "PackedMatrix::Pack: parts mix {} and {}",
-                 DTypeName(src_dtype), DTypeName(part.dtype));
-    MINERU_CHECK(part.cols == parts[0].cols, "PackedMatrix::Pack: parts have {} and {} columns",
-                 parts[0].cols, part.cols);
-    MINERU_CHECK(part.rows >= 0 && part.cols >= 0, "PackedMatrix::Pack: negative shape");
-    src.starts.push_back(src.starts.back() + part.rows);
-  }
+  const StackedRows src(parts, "PackedMatrix::Pack");
+  const DType src_dtype = src.dtype();
   PackedMatrix packed;
-  packed.rows_ = src.starts.back();
-  packed.cols_ = parts[0].cols;
+  packed.rows_ = src.rows();
+  packed.cols_ = src.cols();
   packed.dtype_ = src_dtype == DType::kBF16 ? DType::kBF16 : DType::kF32;
   const int64_t bytes = packed.bytes();
   if (bytes == 0) return packed;
@@ -415,26 +393,17 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, const MatrixView& w) {
 }
 
 PackedMatrix PackedMatrix::Bf16Rows(std::span<const MatrixView> parts) {
-  MINERU_CHECK(!parts.empty(), "PackedMatrix::Bf16Rows: no parts");
-  const DType src_dtype = parts[0].dtype;
-  MINERU_CHECK(IsKernelDType(src_dtype), "PackedMatrix::Bf16Rows: dtype {}", DTypeName(src_dtype));
+  const StackedRows src(parts, "PackedMatrix::Bf16Rows");
   PackedMatrix m;
   m.layout_ = WeightLayout::kBf16Rows;
   m.dtype_ = DType::kBF16;
-  m.cols_ = parts[0].cols;
-  for (const MatrixView& part : parts) {
-    MINERU_CHECK(part.dtype == src_dtype, "PackedMatrix::Bf16Rows: parts mix {} and {}",
-                 DTypeName(src_dtype), DTypeName(part.dtype));
-    MINERU_CHECK(part.cols == m.cols_, "PackedMatrix::Bf16Rows: parts have {} and {} columns",
-                 m.cols_, part.cols);
-    MINERU_CHECK(part.rows >= 0 && part.cols >= 0, "PackedMatrix::Bf16Rows: negative shape");
-    m.rows_ += part.rows;
-  }
-  if (src_dtype == DType::kBF16) {
-    int64_t begin = 0;
-    for (const MatrixView& part : parts) {
-      if (part.rows > 0) m.row_parts_.push_back({begin, static_cast<const uint16_t*>(part.data)});
-      begin += part.rows;
+  m.rows_ = src.rows();
+  m.cols_ = src.cols();
+  if (src.dtype() == DType::kBF16) {
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].rows > 0) {
+        m.row_parts_.push_back({src.begin(i), static_cast<const uint16_t*>(parts[i].data)});
+      }
     }
     if (m.row_parts_.empty()) m.row_parts_.push_back({0, nullptr});
     return m;
@@ -445,22 +414,8 @@ PackedMatrix PackedMatrix::Bf16Rows(std::span<const MatrixView> parts) {
       ::operator new[](static_cast<size_t>(std::max<int64_t>(bytes, 64)), std::align_val_t{64})));
   m.owned_bytes_ = bytes;
   auto* out = reinterpret_cast<uint16_t*>(m.storage_.get());
-  int64_t row = 0;
-  for (const MatrixView& part : parts) {
-    for (int64_t r = 0; r < part.rows; ++r, ++row) {
-      for (int64_t c = 0; c < part.cols; ++c) {
-        const uint8_t* p = part.Row(r) + c * static_cast<int64_t>(DTypeSize(src_dtype));
-        float v;
-        if (src_dtype == DType::kF16) {
-          uint16_t h;
-          std::memcpy(&h, p, 2);
-          v = F16ToF32(h);
-        } else {
-          std::memcpy(&v, p, 4);
-        }
-        out[row * m.cols_ + c] = F32ToBf16(v);
-      }
-    }
+  for (int64_t j = 0; j < m.rows_; ++j) {
+    for (int64_t k = 0; k < m.cols_; ++k) out[j * m.cols_ + k] = F32ToBf16(src.Load(j, k));
   }
   m.row_parts_.push_back({0, out});
   return m;

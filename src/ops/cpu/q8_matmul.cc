@@ -328,34 +328,8 @@ QuantizedRows QuantizeRows(ThreadPool& pool, const float* x, size_t m, size_t ld
   return rows;
 }
 
-// Source rows of the concatenation: row j is row j - starts[i] of part i.
-struct PartRows {
-  std::span<const MatrixView> parts;
-  std::vector<int64_t> starts;  // starts[i]: first row of part i; starts.back() = total
-
-  float Load(int64_t j, int64_t k) const {
-    const size_t i =
-        static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), j) - starts.begin() - 1);
-    const uint8_t* row = parts[i].Row(j - starts[i]);
-    uint16_t half;
-    switch (parts[i].dtype) {
-      case DType::kBF16:
-        std::memcpy(&half, row + 2 * k, 2);
-        return Bf16ToF32(half);
-      case DType::kF16:
-        std::memcpy(&half, row + 2 * k, 2);
-        return F16ToF32(half);
-      default: {
-        float value;
-        std::memcpy(&value, row + 4 * k, 4);
-        return value;
-      }
-    }
-  }
-};
-
 // Writes panel p: every column's groups quantized, bytes and scales placed as the layout says.
-void QuantizePanel(const PartRows& src, int64_t rows, int64_t depth, int64_t groups, int64_t p,
+void QuantizePanel(const StackedRows& src, int64_t rows, int64_t depth, int64_t groups, int64_t p,
                    uint8_t* dst) {
   for (int64_t g = 0; g < groups; ++g) {
     uint8_t* block = dst + g * kQ8GroupBytes;
@@ -407,21 +381,10 @@ int64_t Q8Matrix::BytesFor(int64_t rows, int64_t cols) {
 }
 
 Q8Matrix Q8Matrix::Quantize(ThreadPool& pool, std::span<const MatrixView> parts) {
-  MINERU_CHECK(!parts.empty(), "Q8Matrix::Quantize: no parts");
-  const DType dtype = parts[0].dtype;
-  MINERU_CHECK(IsKernelDType(dtype), "Q8Matrix::Quantize: dtype {}", DTypeName(dtype));
-  PartRows src{parts, {0}};
-  for (const MatrixView& part : parts) {
-    MINERU_CHECK(part.dtype == dtype, "Q8Matrix::Quantize: parts mix {} and {}", DTypeName(dtype),
-                 DTypeName(part.dtype));
-    MINERU_CHECK(part.cols == parts[0].cols, "Q8Matrix::Quantize: parts have {} and {} columns",
-                 parts[0].cols, part.cols);
-    MINERU_CHECK(part.rows >= 0 && part.cols >= 0, "Q8Matrix::Quantize: negative shape");
-    src.starts.push_back(src.starts.back() + part.rows);
-  }
+  const StackedRows src(parts, "Q8Matrix::Quantize");
   Q8Matrix w;
-  w.rows_ = src.starts.back();
-  w.cols_ = parts[0].cols;
+  w.rows_ = src.rows();
+  w.cols_ = src.cols();
   const int64_t bytes = BytesFor(w.rows_, w.cols_);
   MINERU_CHECK(bytes >= 0, "Q8Matrix::Quantize: [{}, {}] too large", w.rows_, w.cols_);
   if (bytes == 0) return w;
