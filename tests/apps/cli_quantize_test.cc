@@ -59,8 +59,9 @@ TEST(QuantizeCliTest, WritesTheFileThatInt8LoadsMap) {
   const CliResult missing =
       RunCli(TinyBench(dir, {"--weights", "int8", "--quantized", dir + "/none.bin"}));
   EXPECT_TRUE(FailedWith(missing, {"none.bin"})) << Describe(missing);
-  // A bad format name is a usage error.
+  // A bad format or precision name is a usage error.
   EXPECT_TRUE(UsageError(RunCli(TinyBench(dir, {"--weights", "int4"})), {"--weights"}));
+  EXPECT_TRUE(UsageError(RunCli(TinyBench(dir, {"--precision", "fp16"})), {"--precision"}));
 }
 
 }  // namespace
