@@ -181,7 +181,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   for (int r = 0; r < args.repeat; ++r) {
     const int64_t block = 64;
     const int64_t blocks = (args.prefill + args.decode_tokens + block - 1) / block + 1;
-    model::KvCache cache(config.text, block, blocks);
+    model::KvCache cache = model.NewKvCache(block, blocks);
     std::vector<int32_t> table(static_cast<size_t>(blocks));  // the sequence owns every block
     for (size_t b = 0; b < table.size(); ++b) table[b] = static_cast<int32_t>(b);
     std::vector<float> x(ids.size() * static_cast<size_t>(d));

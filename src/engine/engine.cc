@@ -60,7 +60,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::shared_ptr<const model::Mode
   const int64_t position_limit = config.text.max_position_embeddings;
   impl->max_context_ =
       options.max_context > 0 ? std::min(options.max_context, position_limit) : position_limit;
-  const int64_t block_bytes = model::KvCache::BlockBytes(config.text, options.kv_block_tokens);
+  const int64_t block_bytes = model->KvBlockBytes(options.kv_block_tokens);
   const int64_t blocks = options.kv_cache_bytes / block_bytes;
   if (blocks < 1) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -86,14 +86,13 @@ Engine::Impl::Impl(std::shared_ptr<const model::Model> model, const EngineOption
     : model_(std::move(model)), options_(options) {}
 
 void Engine::Impl::Start() {
-  const model::ModelConfig& config = model_->config();
   pool_ = std::make_unique<ThreadPool>(options_.threads);
-  const int64_t blocks =
-      options_.kv_cache_bytes / model::KvCache::BlockBytes(config.text, options_.kv_block_tokens);
-  cache_ = std::make_unique<model::KvCache>(config.text, options_.kv_block_tokens, blocks);
+  const int64_t block_bytes = model_->KvBlockBytes(options_.kv_block_tokens);
+  const int64_t blocks = options_.kv_cache_bytes / block_bytes;
+  cache_ = std::make_unique<model::KvCache>(model_->NewKvCache(options_.kv_block_tokens, blocks));
   planner_ = std::make_unique<Planner>(options_, blocks);
   local_.kv_blocks_total = blocks;
-  local_.kv_block_bytes = model::KvCache::BlockBytes(config.text, options_.kv_block_tokens);
+  local_.kv_block_bytes = block_bytes;
   stats_ = local_;
   thread_ = std::thread([this] { Loop(); });
 }

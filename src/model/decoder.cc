@@ -5,6 +5,7 @@
 
 #include "model/positions.h"
 #include "ops/attention.h"
+#include "ops/bf16_attention.h"
 #include "ops/elementwise.h"
 #include "ops/packed_matrix.h"
 
@@ -41,6 +42,10 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
   for (int64_t r : logit_rows) {
     if (r < 0 || r >= rows) return Fail(ErrorCode::kInternal, "logit row {} of {}", r, rows);
   }
+  if (cache.precision() != precision_) {
+    return Fail(ErrorCode::kInternal, "the KV cache stores {} keys but the decoder computes in {}",
+                PrecisionName(cache.precision()), PrecisionName(precision_));
+  }
   // Every table is checked first: a bad one changes nothing.
   for (size_t s = 0; s < steps.size(); ++s) {
     if (Status status = cache.CheckTable(steps[s].blocks, steps[s].start + steps[s].num_tokens);
@@ -60,8 +65,11 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
   float* q = qkv.data();
   float* k = q + q_width;
   float* v = k + kv_width;
-  std::vector<std::vector<ops::KvChunk>> chunks(steps.size());
-  std::vector<ops::AttentionProblem> problems(steps.size());
+  const bool bf16 = precision_ == Precision::kBf16;
+  std::vector<std::vector<ops::KvChunk>> chunks(bf16 ? 0 : steps.size());
+  std::vector<ops::AttentionProblem> problems(chunks.size());
+  std::vector<std::vector<ops::Bf16KvChunk>> chunks16(bf16 ? steps.size() : 0);
+  std::vector<ops::Bf16AttentionProblem> problems16(chunks16.size());
 
   for (int layer = 0; layer < c.num_layers; ++layer) {
     const DecoderLayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
@@ -79,13 +87,24 @@ Status Decoder::Forward(ThreadPool& pool, KvCache& cache, std::span<const Decode
       const int64_t n = step.num_tokens;
       cache.Write(pool, layer, step.blocks, step.start, n, k + row * qkv_width, qkv_width,
                   v + row * qkv_width, qkv_width);
-      chunks[s].clear();
-      cache.Chunks(layer, step.blocks, step.start + n, chunks[s]);
-      problems[s] = {q + row * qkv_width,         qkv_width, n, step.start, chunks[s],
-                     attn.data() + row * q_width, q_width};
+      if (bf16) {
+        chunks16[s].clear();
+        cache.Bf16Chunks(layer, step.blocks, step.start + n, chunks16[s]);
+        problems16[s] = {q + row * qkv_width,         qkv_width, n, step.start, chunks16[s],
+                         attn.data() + row * q_width, q_width};
+      } else {
+        chunks[s].clear();
+        cache.Chunks(layer, step.blocks, step.start + n, chunks[s]);
+        problems[s] = {q + row * qkv_width,         qkv_width, n, step.start, chunks[s],
+                       attn.data() + row * q_width, q_width};
+      }
       row += n;
     }
-    ops::Attention(pool, cache.shape(), problems);
+    if (bf16) {
+      ops::AttentionBf16(pool, cache.shape(), problems16);
+    } else {
+      ops::Attention(pool, cache.shape(), problems);
+    }
     ops::MatMul(pool, attn.data(), rows, q_width, p.o, nullptr, x, d, true);
     ops::RmsNorm(pool, x, rows, d, d, w.post_attention_norm.data(), c.rms_norm_eps, normed.data(),
                  d);

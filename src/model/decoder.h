@@ -23,6 +23,7 @@
 #include "model/config.h"
 #include "model/kv_cache.h"
 #include "model/packed_decoder.h"
+#include "model/precision.h"
 #include "model/trace.h"
 #include "model/weights.h"
 
@@ -39,10 +40,13 @@ struct DecoderStep {
 class Decoder {
  public:
   // `packed` holds the matrices Forward multiplies by; null for a model loaded only for
-  // inspection (Forward then fails).
+  // inspection (Forward then fails). `precision` is the attention's: Forward's cache must store
+  // keys in it (fp32: ops/attention.h over float32 keys; bf16: ops/bf16_attention.h).
   Decoder(const ModelConfig& config, const DecoderWeights& weights,
-          const PackedDecoderWeights* packed)
-      : config_(config.text), weights_(weights), packed_(packed) {}
+          const PackedDecoderWeights* packed, Precision precision = Precision::kFp32)
+      : config_(config.text), weights_(weights), packed_(packed), precision_(precision) {}
+
+  Precision precision() const { return precision_; }
 
   // x[i] = embedding of ids[i]. Ids outside the vocabulary are an error.
   Status Embed(ThreadPool& pool, std::span<const int32_t> ids, float* x) const;
@@ -50,9 +54,9 @@ class Decoder {
   // x: [T, hidden] input embeddings, T = sum of num_tokens; overwritten (the residual stream).
   // positions: (t, h, w) per row. Writes each step's keys and values at [start, start + n) of
   // its block table (kInvalidArgument, before anything is written, when a table cannot hold
-  // them). Writes the logits of `logit_rows` (indices into x) to logits
-  // [logit_rows.size(), vocab].
-  // Traces "decoder.layer.<i>" and "decoder.final_norm" (all rows).
+  // them; kInternal when the cache's precision is not the decoder's). Writes the logits of
+  // `logit_rows` (indices into x) to logits [logit_rows.size(), vocab]. Traces "decoder.layer.<i>"
+  // and "decoder.final_norm" (all rows).
   Status Forward(ThreadPool& pool, KvCache& cache, std::span<const DecoderStep> steps, float* x,
                  std::span<const std::array<int32_t, 3>> positions,
                  std::span<const int64_t> logit_rows, float* logits,
@@ -62,6 +66,7 @@ class Decoder {
   const TextConfig& config_;
   const DecoderWeights& weights_;
   const PackedDecoderWeights* packed_;
+  Precision precision_;
 };
 
 }  // namespace mineru::model

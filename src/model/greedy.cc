@@ -103,7 +103,7 @@ Result<GreedyResult> RunGreedy(const Model& model, ThreadPool& pool,
     const int64_t n = (tokens + options.kv_block_tokens - 1) / options.kv_block_tokens;
     for (int64_t b = 0; b < n; ++b) tables[r].push_back(blocks++);
   }
-  KvCache cache(config.text, options.kv_block_tokens, blocks);
+  KvCache cache = model.NewKvCache(options.kv_block_tokens, blocks);
   std::vector<int64_t> length(requests.size(), 0);  // tokens in each sequence's blocks
 
   // Prefill.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 namespace mineru::model {
 
@@ -12,26 +14,37 @@ ops::AttentionShape ShapeOf(const TextConfig& config) {
                              1.0f / std::sqrt(static_cast<float>(config.head_dim())),
                              /*causal=*/true};
 }
+
+// 4-byte words per layer and block: {keys, values}.
+std::pair<int64_t, int64_t> BlockWords(const ops::AttentionShape& shape, int64_t block_tokens,
+                                       Precision precision) {
+  if (precision == Precision::kBf16) {
+    return {ops::Bf16KeyWords(shape, block_tokens), ops::Bf16ValueWords(shape, block_tokens)};
+  }
+  return {ops::KvChunkFloats(shape, block_tokens), ops::KvChunkFloats(shape, block_tokens)};
+}
 }  // namespace
 
-KvCache::KvCache(const TextConfig& config, int64_t block_tokens, int64_t num_blocks)
+KvCache::KvCache(const TextConfig& config, int64_t block_tokens, int64_t num_blocks,
+                 Precision precision)
     : shape_(ShapeOf(config)),
+      precision_(precision),
       num_layers_(config.num_layers),
       block_tokens_(block_tokens),
       num_blocks_(num_blocks) {
   MINERU_CHECK(block_tokens > 0 && block_tokens % ops::kKvAlign == 0, "block of {} tokens",
                block_tokens);
-  block_floats_ = ops::KvChunkFloats(shape_, block_tokens);
-  const auto total = static_cast<size_t>(num_layers_ * num_blocks_ * block_floats_);
-  keys_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
-  values_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
+  std::tie(block_key_words_, block_value_words_) = BlockWords(shape_, block_tokens, precision);
+  const auto blocks = static_cast<size_t>(num_layers_ * num_blocks_);
+  keys_.reset(std::calloc(blocks * static_cast<size_t>(block_key_words_), 4));
+  values_.reset(std::calloc(blocks * static_cast<size_t>(block_value_words_), 4));
   MINERU_CHECK(keys_ != nullptr && values_ != nullptr, "KV cache of {} bytes: out of memory",
-               2 * total * sizeof(float));
+               static_cast<int64_t>(blocks) * (block_key_words_ + block_value_words_) * 4);
 }
 
-int64_t KvCache::BlockBytes(const TextConfig& config, int64_t block_tokens) {
-  return 2 * config.num_layers * ops::KvChunkFloats(ShapeOf(config), block_tokens) *
-         static_cast<int64_t>(sizeof(float));
+int64_t KvCache::BlockBytes(const TextConfig& config, int64_t block_tokens, Precision precision) {
+  const auto [keys, values] = BlockWords(ShapeOf(config), block_tokens, precision);
+  return config.num_layers * (keys + values) * 4;
 }
 
 Status KvCache::CheckTable(std::span<const int32_t> blocks, int64_t tokens) const {
@@ -49,11 +62,6 @@ Status KvCache::CheckTable(std::span<const int32_t> blocks, int64_t tokens) cons
   return OkStatus();
 }
 
-ops::MutableKvChunk KvCache::Block(int layer, int32_t block) {
-  const int64_t offset = (int64_t{layer} * num_blocks_ + block) * block_floats_;
-  return {keys_.get() + offset, values_.get() + offset, block_tokens_};
-}
-
 void KvCache::Write(ThreadPool& pool, int layer, std::span<const int32_t> table, int64_t at,
                     int64_t n, const float* k, int64_t ldk, const float* v, int64_t ldv) {
   MINERU_CHECK(at + n <= static_cast<int64_t>(table.size()) * block_tokens_,
@@ -63,18 +71,41 @@ void KvCache::Write(ThreadPool& pool, int layer, std::span<const int32_t> table,
     const int64_t pos = at + done;
     const int64_t in_block = pos % block_tokens_;
     const int64_t count = std::min(n - done, block_tokens_ - in_block);
-    ops::PackKv(pool, shape_, k + done * ldk, ldk, v + done * ldv, ldv, count,
-                Block(layer, table[static_cast<size_t>(pos / block_tokens_)]), in_block);
+    const int32_t block = table[static_cast<size_t>(pos / block_tokens_)];
+    if (precision_ == Precision::kBf16) {
+      ops::WriteKvBf16(
+          pool, shape_, k + done * ldk, ldk, v + done * ldv, ldv, count,
+          {static_cast<uint32_t*>(keys_.get()) + KeyOffset(layer, block),
+           static_cast<uint32_t*>(values_.get()) + ValueOffset(layer, block), block_tokens_},
+          in_block);
+    } else {
+      ops::PackKv(pool, shape_, k + done * ldk, ldk, v + done * ldv, ldv, count,
+                  {static_cast<float*>(keys_.get()) + KeyOffset(layer, block),
+                   static_cast<float*>(values_.get()) + ValueOffset(layer, block), block_tokens_},
+                  in_block);
+    }
     done += count;
   }
 }
 
 void KvCache::Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
                      std::vector<ops::KvChunk>& out) const {
+  MINERU_CHECK(precision_ == Precision::kFp32, "float32 chunks of a bf16 KV cache");
   for (int64_t start = 0; start < tokens; start += block_tokens_) {
     const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
-    const int64_t offset = (int64_t{layer} * num_blocks_ + block) * block_floats_;
-    out.push_back({keys_.get() + offset, values_.get() + offset,
+    out.push_back({static_cast<const float*>(keys_.get()) + KeyOffset(layer, block),
+                   static_cast<const float*>(values_.get()) + ValueOffset(layer, block),
+                   std::min(block_tokens_, tokens - start), block_tokens_});
+  }
+}
+
+void KvCache::Bf16Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
+                         std::vector<ops::Bf16KvChunk>& out) const {
+  MINERU_CHECK(precision_ == Precision::kBf16, "bf16 chunks of a float32 KV cache");
+  for (int64_t start = 0; start < tokens; start += block_tokens_) {
+    const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
+    out.push_back({static_cast<const uint32_t*>(keys_.get()) + KeyOffset(layer, block),
+                   static_cast<const uint32_t*>(values_.get()) + ValueOffset(layer, block),
                    std::min(block_tokens_, tokens - start), block_tokens_});
   }
 }

@@ -15,7 +15,7 @@ Model::Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<Quanti
       packed_(std::move(packed)),
       packed_vision_(std::move(packed_vision)),
       vision_(checkpoint_.config(), weights_.vision, packed_vision_.get()),
-      decoder_(checkpoint_.config(), weights_.decoder, packed_.get()) {}
+      decoder_(checkpoint_.config(), weights_.decoder, packed_.get(), compute_.precision) {}
 
 Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const CheckpointLimits& limits,
                                            bool pack, ThreadPool* pool,

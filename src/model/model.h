@@ -12,6 +12,7 @@
 
 #include "model/checkpoint.h"
 #include "model/decoder.h"
+#include "model/kv_cache.h"
 #include "model/packed_decoder.h"
 #include "model/packed_vision.h"
 #include "model/precision.h"
@@ -34,6 +35,14 @@ class Model {
                                              const ComputeOptions& compute = {});
 
   Precision precision() const { return compute_.precision; }
+  // A KV cache for this model's decoder (its precision is the model's: Decoder::Forward runs
+  // attention as the cache stores keys), and the bytes one of its blocks takes.
+  KvCache NewKvCache(int64_t block_tokens, int64_t num_blocks) const {
+    return KvCache(config().text, block_tokens, num_blocks, precision());
+  }
+  int64_t KvBlockBytes(int64_t block_tokens) const {
+    return KvCache::BlockBytes(config().text, block_tokens, precision());
+  }
   WeightFormat weight_format() const { return compute_.weights; }
   // The quantized file the int8 matrices are viewed in (null when quantized at load or bf16).
   const QuantizedFile* quantized_file() const { return quantized_.get(); }

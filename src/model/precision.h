@@ -4,8 +4,10 @@
 //         (ops/packed_matrix.h); the weights are packed into panels at load.
 //   bf16: activations rounded to bf16 at each product's input, bf16 x bf16 products with
 //         float32 accumulation (ops/bf16_matmul.h), read straight from the checkpoint mapping:
-//         no packed copy, nothing to do at load. Norms, softmax, rotary, activations functions,
-//         attention and the residual stream stay float32.
+//         no packed copy, nothing to do at load. Attention's Q K^T and P V are bf16 products
+//         too (ops/bf16_attention.h): the vision tower packs its keys and values as bf16, and
+//         the decoder's KV cache stores them so (model/kv_cache.h). Norms, softmax, rotary,
+//         activation functions and the residual stream stay float32.
 // The library's default is fp32 (exact, what the parity tests pin); the command line's `auto`
 // picks bf16 where the CPU has AVX-512 BF16 and fp32 elsewhere.
 //

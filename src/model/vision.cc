@@ -80,7 +80,8 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   std::vector<ops::AttentionProblem> problems(segments.size());
   std::vector<uint32_t> keys16, values16;
   std::vector<int64_t> key_offsets, value_offsets;
-  std::vector<ops::Bf16AttentionProblem> problems16(bf16 ? segments.size() : 0);
+  std::vector<ops::Bf16KvChunk> chunks16(bf16 ? segments.size() : 0);
+  std::vector<ops::Bf16AttentionProblem> problems16(chunks16.size());
   if (bf16) {
     int64_t key_words = 0, value_words = 0;
     for (const Segment& seg : segments) {
@@ -95,14 +96,11 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   for (size_t s = 0; s < segments.size(); ++s) {
     const Segment& seg = segments[s];
     if (bf16) {
-      problems16[s] = {qkv.data() + seg.start * 3 * e,
-                       3 * e,
-                       seg.length,
-                       0,
-                       {keys16.data() + key_offsets[s], values16.data() + value_offsets[s],
-                        seg.length, seg.capacity},
-                       attn.data() + seg.start * e,
-                       e};
+      chunks16[s] = {keys16.data() + key_offsets[s], values16.data() + value_offsets[s], seg.length,
+                     seg.capacity};
+      problems16[s] = {
+          qkv.data() + seg.start * 3 * e, 3 * e, seg.length, 0, std::span(&chunks16[s], 1),
+          attn.data() + seg.start * e,    e};
       continue;
     }
     chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Attention with bf16 products (the `--precision bf16` vision tower): the same tiled,
+// Attention with bf16 products (`--precision bf16`: the vision tower, and the decoder over a bf16
+// KV cache): the same tiled,
 // online-softmax algorithm as ops/attention.h, with Q K^T and P V as bf16 x bf16 products with
 // float32 sums (AVX-512 BF16 `vdpbf16ps`), and the softmax itself in float32.
 //
@@ -34,6 +35,12 @@ struct Bf16KvChunk {
   int64_t capacity = 0;
 };
 
+struct MutableBf16KvChunk {
+  uint32_t* k = nullptr;
+  uint32_t* v = nullptr;
+  int64_t capacity = 0;
+};
+
 inline int64_t Bf16KeyWords(const AttentionShape& shape, int64_t capacity) {
   return int64_t{shape.n_kv_heads} * ((shape.head_dim + 1) / 2) * capacity;
 }
@@ -47,13 +54,22 @@ void PackKvBf16(ThreadPool& pool, const AttentionShape& shape, const float* k, i
                 const float* v, int64_t ldv, int64_t n, uint32_t* keys, uint32_t* values,
                 int64_t capacity);
 
+// Writes n tokens into chunk positions [at, at + n) (a paged KV cache's block), rounded to bf16;
+// dims past head_dim are zero. When at + n is odd it also zeroes the value half of slot at + n,
+// the partner of the last token in its pair of keys: P V reads whole pairs, and the partner's
+// p = 0 must never meet a stale value (0 x inf is NaN). Tokens are written in order, so every
+// slot P V reads is then either written or zero.
+void WriteKvBf16(ThreadPool& pool, const AttentionShape& shape, const float* k, int64_t ldk,
+                 const float* v, int64_t ldv, int64_t n, const MutableBf16KvChunk& chunk,
+                 int64_t at);
+
 struct Bf16AttentionProblem {
   const float* q = nullptr;  // [n_q, n_heads * head_dim], row stride ldq
   int64_t ldq = 0;
   int64_t n_q = 0;
-  int64_t q_start = 0;   // causal: query i sees keys 0 ..= q_start + i
-  Bf16KvChunk kv;        // one chunk (a vision segment)
-  float* out = nullptr;  // [n_q, n_heads * head_dim], row stride ldo
+  int64_t q_start = 0;              // causal: query i sees keys 0 ..= q_start + i
+  std::span<const Bf16KvChunk> kv;  // keys in order (a vision segment, or a sequence's blocks)
+  float* out = nullptr;             // [n_q, n_heads * head_dim], row stride ldo
   int64_t ldo = 0;
 };
 

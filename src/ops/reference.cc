@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "ops/packed_matrix.h"
@@ -310,18 +311,30 @@ void Attention(const AttentionShape& shape, const float* q, int64_t ldq, int64_t
 void AttentionBf16(const AttentionShape& shape, const Bf16AttentionProblem& problem) {
   const int64_t d = shape.head_dim, dp = shape.padded_head_dim(), pairs = (d + 1) / 2;
   const int64_t group = shape.n_heads / shape.n_kv_heads;
-  const Bf16KvChunk& kv = problem.kv;
-  const int64_t cap = kv.capacity;
+  // Key j of the problem: its chunk and slot.
+  std::vector<std::pair<const Bf16KvChunk*, int64_t>> slots;
+  for (const Bf16KvChunk& chunk : problem.kv) {
+    for (int64_t j = 0; j < chunk.n; ++j) slots.emplace_back(&chunk, j);
+  }
+  const auto n_kv = static_cast<int64_t>(slots.size());
   auto half = [](uint32_t word, int64_t which) {
     return Bf16ToF32(static_cast<uint16_t>(which == 0 ? word & 0xFFFFu : word >> 16));
   };
-  std::vector<double> q(static_cast<size_t>(d)), p(static_cast<size_t>(std::max<int64_t>(kv.n, 1)));
+  auto key = [&](int64_t g, int64_t j, int64_t c) {
+    const auto& [chunk, slot] = slots[static_cast<size_t>(j)];
+    return half(chunk->k[(g * pairs + c / 2) * chunk->capacity + slot], c % 2);
+  };
+  auto value = [&](int64_t g, int64_t j, int64_t c) {
+    const auto& [chunk, slot] = slots[static_cast<size_t>(j)];
+    return half(chunk->v[(g * (chunk->capacity / 2) + slot / 2) * dp + c], slot % 2);
+  };
+  std::vector<double> q(static_cast<size_t>(d)), p(static_cast<size_t>(std::max<int64_t>(n_kv, 1)));
   for (int64_t i = 0; i < problem.n_q; ++i) {
     for (int64_t h = 0; h < shape.n_heads; ++h) {
       const int64_t g = h / group;
       const float* src = problem.q + i * problem.ldq + h * d;
       for (int64_t c = 0; c < d; ++c) q[c] = Bf16ToF32(F32ToBf16(src[c] * shape.scale));
-      const int64_t last = std::min(kv.n - 1, shape.causal ? problem.q_start + i : kv.n - 1);
+      const int64_t last = std::min(n_kv - 1, shape.causal ? problem.q_start + i : n_kv - 1);
       float* dst = problem.out + i * problem.ldo + h * d;
       if (last < 0) {
         std::fill(dst, dst + d, 0.0f);
@@ -330,9 +343,7 @@ void AttentionBf16(const AttentionShape& shape, const Bf16AttentionProblem& prob
       double max = -INFINITY;
       for (int64_t j = 0; j <= last; ++j) {
         double score = 0;
-        for (int64_t c = 0; c < d; ++c) {
-          score += q[c] * half(kv.k[(g * pairs + c / 2) * cap + j], c % 2);
-        }
+        for (int64_t c = 0; c < d; ++c) score += q[c] * key(g, j, c);
         p[j] = score;
         max = std::max(max, score);
       }
@@ -340,9 +351,7 @@ void AttentionBf16(const AttentionShape& shape, const Bf16AttentionProblem& prob
       for (int64_t j = 0; j <= last; ++j) sum += (p[j] = std::exp(p[j] - max));
       for (int64_t c = 0; c < d; ++c) {
         double acc = 0;
-        for (int64_t j = 0; j <= last; ++j) {
-          acc += p[j] * half(kv.v[(g * (cap / 2) + j / 2) * dp + c], j % 2);
-        }
+        for (int64_t j = 0; j <= last; ++j) acc += p[j] * value(g, j, c);
         dst[c] = static_cast<float>(acc / sum);
       }
     }

@@ -105,7 +105,7 @@ TEST_F(EnginePathsTest, VisionRejectsInconsistentInputs) {
 std::vector<float> LastLogits(const Model& model, ThreadPool& pool, const std::vector<int32_t>& ids,
                               const std::vector<int64_t>& pieces) {
   const auto& text = model.config().text;
-  KvCache cache(text, 16, 8);
+  KvCache cache = model.NewKvCache(16, 8);
   const std::vector<int32_t> table = {0, 1, 2, 3, 4, 5, 6, 7};
   std::vector<float> logits(static_cast<size_t>(text.vocab_size));
   int64_t at = 0;
@@ -139,6 +139,43 @@ TEST_F(EnginePathsTest, PromptInPiecesEqualsPromptAtOnce) {
        std::vector<std::vector<int64_t>>{{17, 23}, {1, 15, 16, 8}, {39, 1}, {40}}) {
     EXPECT_EQ(LastLogits(*model_, pool_, ids, pieces), once) << "pieces of " << pieces.size();
   }
+}
+
+// The same under bf16 precision, whose KV cache stores bf16 pairs of tokens: pieces that end on an
+// odd token leave half a pair to the next piece, and the bf16 attention visits the same blocks
+// in the same order.
+TEST_F(EnginePathsTest, Bf16PromptInPiecesEqualsPromptAtOnce) {
+  ComputeOptions bf16;
+  bf16.precision = Precision::kBf16;
+  auto loaded = Model::Load(kGolden + "/model", {}, true, &pool_, bf16);
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+  ASSERT_EQ(loaded.value()->NewKvCache(16, 1).precision(), Precision::kBf16);
+  std::vector<int32_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(100 + 37 * i);
+  const std::vector<float> once = LastLogits(**loaded, pool_, ids, {40});
+  for (const std::vector<int64_t>& pieces :
+       std::vector<std::vector<int64_t>>{{17, 23}, {1, 15, 16, 8}, {39, 1}, {3, 5, 7, 25}}) {
+    EXPECT_EQ(LastLogits(**loaded, pool_, ids, pieces), once) << "pieces of " << pieces.size();
+  }
+  // Half the bytes of the float32 cache's block, keys and values alike (head dims pair up).
+  EXPECT_LT(KvCache::BlockBytes(model_->config().text, 16, Precision::kBf16),
+            KvCache::BlockBytes(model_->config().text, 16, Precision::kFp32));
+}
+
+// A cache of the other precision is refused before anything is written.
+TEST_F(EnginePathsTest, CacheOfAnotherPrecisionIsRefused) {
+  const auto& text = model_->config().text;
+  KvCache cache(text, 16, 1, Precision::kBf16);
+  const std::vector<int32_t> table = {0}, ids = {100, 137};
+  std::vector<float> x(static_cast<size_t>(2 * text.hidden_size));
+  ASSERT_TRUE(model_->decoder().Embed(pool_, ids, x.data()));
+  const std::vector<std::array<int32_t, 3>> positions = {{0, 0, 0}, {1, 1, 1}};
+  const DecoderStep step{table, 0, 2};
+  auto status = model_->decoder().Forward(pool_, cache, std::span(&step, 1), x.data(), positions,
+                                          {}, nullptr);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.error().code, ErrorCode::kInternal);
+  EXPECT_NE(status.error().message.find("bf16"), std::string::npos) << status.error().message;
 }
 
 TEST_F(EnginePathsTest, ShortBlockTableRefusesBeforeWriting) {

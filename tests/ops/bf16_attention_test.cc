@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.h"
@@ -29,23 +30,58 @@ struct Case {
   bool causal;
 };
 
-void Check(ThreadPool& pool, const Case& t) {
+// Keys and values of a case in the kernel's layout: one whole chunk (block == 0, PackKvBf16), or
+// paged blocks of `block` tokens written by WriteKvBf16 in pieces of `piece` tokens, over
+// buffers first filled with NaN (a reused cache block's stale contents at their worst).
+struct PackedKv {
+  std::vector<uint32_t> keys, values;
+  std::vector<Bf16KvChunk> chunks;
+};
+
+PackedKv Pack(ThreadPool& pool, const AttentionShape& shape, const std::vector<float>& k,
+              const std::vector<float>& v, int64_t n_kv, int64_t block, int64_t piece) {
+  const int64_t kw = int64_t{shape.n_kv_heads} * shape.head_dim;
+  const int64_t cap = block == 0 ? RoundUpKv(n_kv) : block;
+  const int64_t blocks = block == 0 ? 1 : std::max<int64_t>(1, (n_kv + block - 1) / block);
+  const int64_t key_words = Bf16KeyWords(shape, cap), value_words = Bf16ValueWords(shape, cap);
+  PackedKv out;
+  out.keys.assign(static_cast<size_t>(blocks * key_words), 0xFFFFFFFFu);
+  out.values.assign(static_cast<size_t>(blocks * value_words), 0xFFFFFFFFu);
+  if (block == 0) {
+    PackKvBf16(pool, shape, k.data(), kw, v.data(), kw, n_kv, out.keys.data(), out.values.data(),
+               cap);
+    out.chunks.push_back({out.keys.data(), out.values.data(), n_kv, cap});
+    return out;
+  }
+  for (int64_t at = 0; at < n_kv;) {
+    const int64_t b = at / block, in_block = at % block;
+    const int64_t n = std::min({piece, n_kv - at, block - in_block});
+    WriteKvBf16(pool, shape, k.data() + at * kw, kw, v.data() + at * kw, kw, n,
+                {out.keys.data() + b * key_words, out.values.data() + b * value_words, cap},
+                in_block);
+    at += n;
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    out.chunks.push_back({out.keys.data() + b * key_words, out.values.data() + b * value_words,
+                          std::min(block, n_kv - b * block), cap});
+  }
+  return out;
+}
+
+void Check(ThreadPool& pool, const Case& t, int64_t block = 0, int64_t piece = 0) {
   SCOPED_TRACE(::testing::Message()
                << "heads " << t.heads << "/" << t.kv_heads << " d " << t.head_dim << " q " << t.n_q
-               << " kv " << t.n_kv << " causal " << t.causal);
+               << " kv " << t.n_kv << " causal " << t.causal << " block " << block << " piece "
+               << piece);
   const AttentionShape shape{t.heads, t.kv_heads, t.head_dim,
                              1.0f / std::sqrt(static_cast<float>(t.head_dim)), t.causal};
   const int64_t qw = int64_t{t.heads} * t.head_dim, kw = int64_t{t.kv_heads} * t.head_dim;
   const auto q = RandomVector(static_cast<size_t>(t.n_q * qw), 3, 2.0f);
   const auto k = RandomVector(static_cast<size_t>(t.n_kv * kw), 5, 2.0f);
   const auto v = RandomVector(static_cast<size_t>(t.n_kv * kw), 7);
-  const int64_t cap = RoundUpKv(t.n_kv);
-  std::vector<uint32_t> keys(static_cast<size_t>(Bf16KeyWords(shape, cap)), 0xFFFFFFFFu);
-  std::vector<uint32_t> values(static_cast<size_t>(Bf16ValueWords(shape, cap)), 0xFFFFFFFFu);
-  PackKvBf16(pool, shape, k.data(), kw, v.data(), kw, t.n_kv, keys.data(), values.data(), cap);
+  const PackedKv kv = Pack(pool, shape, k, v, t.n_kv, block, piece);
   std::vector<float> got(static_cast<size_t>(t.n_q * qw), NAN), want(got.size(), NAN);
-  Bf16AttentionProblem problem{
-      q.data(), qw, t.n_q, t.q_start, {keys.data(), values.data(), t.n_kv, cap}, got.data(), qw};
+  Bf16AttentionProblem problem{q.data(), qw, t.n_q, t.q_start, kv.chunks, got.data(), qw};
   AttentionBf16(pool, shape, std::span(&problem, 1));
   problem.out = want.data();
   reference::AttentionBf16(shape, problem);
@@ -86,6 +122,60 @@ TEST(Bf16AttentionTest, MatchesTwin) {
   for (const Case& c : cases) {
     Check(pool, c);
     if (HasFailure()) return;
+  }
+}
+
+// Paged keys (a decoder's KV cache): many chunks, written a few tokens at a time at odd and even
+// offsets, over stale NaN; the twin reads the same chunks.
+TEST(Bf16AttentionTest, PagedBlocksMatchTwin) {
+  ThreadPool pool(2);
+  const Case cases[] = {
+      {14, 2, 64, 1, 77, 76, true},   // one decode step over 5 blocks of 16
+      {14, 2, 64, 9, 100, 91, true},  // a prefill chunk after 91 cached tokens
+      {4, 2, 16, 33, 33, 0, true},    // a whole prompt
+      {2, 1, 7, 5, 41, 36, true},     // odd head dim
+      {4, 4, 80, 3, 130, 127, true},  // padded head width
+  };
+  for (const Case& c : cases) {
+    for (const auto& [block, piece] :
+         {std::pair<int64_t, int64_t>{16, 1}, {16, 3}, {32, 7}, {64, 64}, {128, 5}}) {
+      Check(pool, c, block, piece);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// A block written token by token holds exactly what one packing of the same tokens holds, and
+// the value half past an odd count is zero.
+TEST(Bf16AttentionTest, WritesInPiecesEqualOnePacking) {
+  ThreadPool pool(2);
+  const AttentionShape shape{4, 2, 7, 1.0f, true};
+  const int64_t kw = 14, cap = 32;
+  const auto k = RandomVector(static_cast<size_t>(cap * kw), 1), v = RandomVector(k.size(), 2);
+  for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{17}, int64_t{32}}) {
+    SCOPED_TRACE(n);
+    std::vector<uint32_t> keys(static_cast<size_t>(Bf16KeyWords(shape, cap)), 0);
+    std::vector<uint32_t> values(static_cast<size_t>(Bf16ValueWords(shape, cap)), 0);
+    PackKvBf16(pool, shape, k.data(), kw, v.data(), kw, n, keys.data(), values.data(), cap);
+    std::vector<uint32_t> keys2(keys.size(), 0xFFFFFFFFu), values2(values.size(), 0xFFFFFFFFu);
+    for (int64_t at = 0; at < n; ++at) {
+      WriteKvBf16(pool, shape, k.data() + at * kw, kw, v.data() + at * kw, kw, 1,
+                  {keys2.data(), values2.data(), cap}, at);
+    }
+    const int64_t pairs = 4, dp = shape.padded_head_dim();
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t p = 0; p < pairs; ++p) {
+          ASSERT_EQ(keys2[(h * pairs + p) * cap + j], keys[(h * pairs + p) * cap + j]);
+        }
+      }
+      for (int64_t i = 0; i < (n + 1) / 2; ++i) {
+        for (int64_t c = 0; c < dp; ++c) {
+          ASSERT_EQ(values2[(h * cap / 2 + i) * dp + c], values[(h * cap / 2 + i) * dp + c])
+              << "head " << h << " pair " << i << " dim " << c;
+        }
+      }
+    }
   }
 }
 

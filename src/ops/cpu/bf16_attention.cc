@@ -197,7 +197,8 @@ MINERU_BF16_TARGET void RunTile(const AttentionShape& shape, const Bf16Attention
   sc.lane_sums.assign(static_cast<size_t>(rows * kLanes), 0.0f);
   sc.max.assign(static_cast<size_t>(rows), -std::numeric_limits<float>::infinity());
   sc.limit.resize(static_cast<size_t>(rows));
-  const Bf16KvChunk& chunk = problem.kv;
+  int64_t total = 0;
+  for (const Bf16KvChunk& chunk : problem.kv) total += chunk.n;
   int64_t max_limit = 0;
   for (int64_t pi = 0; pi < positions; ++pi) {
     for (int64_t t = 0; t < group; ++t) {
@@ -207,38 +208,45 @@ MINERU_BF16_TARGET void RunTile(const AttentionShape& shape, const Bf16Attention
         const float hi = c + 1 < d ? src[c + 1] * shape.scale : 0.0f;
         sc.q[r * pairs + c / 2] = PackPair(src[c] * shape.scale, hi);
       }
-      sc.limit[r] = shape.causal ? problem.q_start + first + pi : chunk.n - 1;
+      sc.limit[r] = shape.causal ? problem.q_start + first + pi : total - 1;
       max_limit = std::max(max_limit, sc.limit[r]);
     }
   }
-  const int64_t cap = chunk.capacity;
-  const uint32_t* kt = chunk.k + g * pairs * cap;
-  const uint32_t* val = chunk.v + g * (cap / 2) * dp;
   const int64_t dim_vecs = dp / kLanes;
   const int64_t dim_groups = (dim_vecs + kPvMaxVecs - 1) / kPvMaxVecs;
-  for (int64_t j0 = 0; j0 < chunk.n && j0 <= max_limit; j0 += kBlockKeys) {
-    const int64_t keys = std::min(kBlockKeys, chunk.n - j0);
-    const int64_t vecs = (keys + kLanes - 1) / kLanes;
-    for (int64_t r0 = 0; r0 < rows; r0 += kScoreRows) {
-      Score<kScoreRows>(std::min(kScoreRows, rows - r0), vecs, sc.q.data() + r0 * pairs, pairs,
-                        kt + j0, cap, sc.s.data() + r0 * kBlockKeys);
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t visible = std::min(keys, sc.limit[r] - j0 + 1);
-      SoftmaxRow(sc.s.data() + r * kBlockKeys, vecs, visible, sc.max[r],
-                 sc.lane_sums.data() + r * kLanes, sc.o.data() + r * dp, dp,
-                 sc.pw.data() + r * kBlockKeys / 2);
-    }
-    const int64_t key_pairs = (keys + 1) / 2;
-    for (int64_t r0 = 0; r0 < rows; r0 += kPvRows) {
-      const int64_t tile_rows = std::min(kPvRows, rows - r0);
-      for (int64_t gi = 0, v0 = 0; gi < dim_groups; ++gi) {
-        const int64_t v = dim_vecs / dim_groups + (gi < dim_vecs % dim_groups ? 1 : 0);
-        Pv<kPvRows>(tile_rows, v, sc.pw.data() + r0 * kBlockKeys / 2, key_pairs,
-                    val + (j0 / 2) * dp + v0 * kLanes, dp, sc.o.data() + r0 * dp + v0 * kLanes, dp);
-        v0 += v;
+  // Keys are visited chunk by chunk, in blocks of up to kBlockKeys from each chunk's start: the
+  // order (and so every sum) depends on the chunks alone, never on the other rows or problems.
+  int64_t base = 0;  // key index of the chunk's first key
+  for (const Bf16KvChunk& chunk : problem.kv) {
+    const int64_t cap = chunk.capacity;
+    const uint32_t* kt = chunk.k + g * pairs * cap;
+    const uint32_t* val = chunk.v + g * (cap / 2) * dp;
+    for (int64_t j0 = 0; j0 < chunk.n && base + j0 <= max_limit; j0 += kBlockKeys) {
+      const int64_t keys = std::min(kBlockKeys, chunk.n - j0);
+      const int64_t vecs = (keys + kLanes - 1) / kLanes;
+      for (int64_t r0 = 0; r0 < rows; r0 += kScoreRows) {
+        Score<kScoreRows>(std::min(kScoreRows, rows - r0), vecs, sc.q.data() + r0 * pairs, pairs,
+                          kt + j0, cap, sc.s.data() + r0 * kBlockKeys);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t visible = std::min(keys, sc.limit[r] - (base + j0) + 1);
+        SoftmaxRow(sc.s.data() + r * kBlockKeys, vecs, visible, sc.max[r],
+                   sc.lane_sums.data() + r * kLanes, sc.o.data() + r * dp, dp,
+                   sc.pw.data() + r * kBlockKeys / 2);
+      }
+      const int64_t key_pairs = (keys + 1) / 2;
+      for (int64_t r0 = 0; r0 < rows; r0 += kPvRows) {
+        const int64_t tile_rows = std::min(kPvRows, rows - r0);
+        for (int64_t gi = 0, v0 = 0; gi < dim_groups; ++gi) {
+          const int64_t v = dim_vecs / dim_groups + (gi < dim_vecs % dim_groups ? 1 : 0);
+          Pv<kPvRows>(tile_rows, v, sc.pw.data() + r0 * kBlockKeys / 2, key_pairs,
+                      val + (j0 / 2) * dp + v0 * kLanes, dp, sc.o.data() + r0 * dp + v0 * kLanes,
+                      dp);
+          v0 += v;
+        }
       }
     }
+    base += chunk.n;
   }
   for (int64_t pi = 0; pi < positions; ++pi) {
     for (int64_t t = 0; t < group; ++t) {
@@ -279,6 +287,45 @@ void PackKvBf16(ThreadPool& pool, const AttentionShape& shape, const float* k, i
     for (int64_t j = begin; j < end; j += 2) {
       uint32_t* row = vh + (j / 2) * dp;
       for (int64_t c = 0; c < dp; ++c) row[c] = PackPair(value(j, c), value(j + 1, c));
+    }
+  });
+}
+
+void WriteKvBf16(ThreadPool& pool, const AttentionShape& shape, const float* k, int64_t ldk,
+                 const float* v, int64_t ldv, int64_t n, const MutableBf16KvChunk& chunk,
+                 int64_t at) {
+  MINERU_CHECK(at >= 0 && n >= 0 && at + n <= chunk.capacity && chunk.capacity % kKvAlign == 0,
+               "WriteKvBf16: tokens [{}, {}) of a chunk of {}", at, at + n, chunk.capacity);
+  const int64_t d = shape.head_dim, dp = shape.padded_head_dim(), pairs = (d + 1) / 2;
+  const int64_t cap = chunk.capacity;
+  // A value word holds two tokens, so tasks split at even slots: no two write one word.
+  constexpr int64_t kTokensPerTask = 64;
+  const int64_t first_pair = at / 2, end_pair = (at + n + 1) / 2;
+  const int64_t ranges = (end_pair - first_pair + kTokensPerTask / 2 - 1) / (kTokensPerTask / 2);
+  pool.ParallelFor(static_cast<size_t>(shape.n_kv_heads * ranges), [&](size_t task, int) {
+    const int64_t h = static_cast<int64_t>(task) / ranges;
+    const int64_t pair_begin =
+        first_pair + (static_cast<int64_t>(task) % ranges) * (kTokensPerTask / 2);
+    const int64_t pair_end = std::min(end_pair, pair_begin + kTokensPerTask / 2);
+    uint32_t* kt = chunk.k + h * pairs * cap;
+    uint32_t* vh = chunk.v + h * (cap / 2) * dp;
+    // Value word (j / 2, c) holds token j in its low half when j is even.
+    auto set_half = [](uint32_t& word, int64_t j, uint16_t half) {
+      word = j % 2 == 0 ? (word & 0xFFFF0000u) | half : (word & 0xFFFFu) | uint32_t{half} << 16;
+    };
+    for (int64_t j = std::max(at, 2 * pair_begin); j < std::min(at + n, 2 * pair_end); ++j) {
+      const float* key = k + (j - at) * ldk + h * d;
+      const float* value = v + (j - at) * ldv + h * d;
+      for (int64_t p = 0; p < pairs; ++p) {
+        kt[p * cap + j] = PackPair(key[2 * p], 2 * p + 1 < d ? key[2 * p + 1] : 0.0f);
+      }
+      uint32_t* row = vh + (j / 2) * dp;
+      for (int64_t c = 0; c < dp; ++c) set_half(row[c], j, c < d ? F32ToBf16(value[c]) : 0);
+    }
+    const int64_t partner = at + n;  // odd: the unwritten half of the last token's pair
+    if (partner % 2 == 1 && partner / 2 >= pair_begin && partner / 2 < pair_end) {
+      uint32_t* row = vh + (partner / 2) * dp;
+      for (int64_t c = 0; c < dp; ++c) set_half(row[c], partner, 0);
     }
   });
 }
