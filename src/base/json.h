@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -76,6 +77,22 @@ Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonL
                        std::string* repeated_top_level_key = nullptr);
 // The network defaults with the given depth.
 Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth = kJsonMaxDepth);
+
+// Containers streamed out of the tree instead of built into it (a tokenizer.json's 151,643
+// vocabulary members and merges: building them as a tree costs more than the parse). A container
+// found at one of `paths` (object keys from the root: {"model", "vocab"}) appears in the tree
+// empty, of its own type; each of its direct children goes to `child` as soon as it is complete,
+// with its key (an object member's) or "" (an array element's) and its value built as a tree.
+// Children still count against every limit as if the tree held them, so streaming never lets a
+// document cost more than the limits say. A path met twice (a repeated key on the way) is
+// refused with kCorrupt, as is anything `child` refuses (its error is returned as is). Nothing
+// inside a streamed container is streamed again.
+struct JsonStream {
+  std::vector<std::vector<std::string>> paths;
+  std::function<Status(size_t path, std::string&& key, Json&& value)> child;
+};
+Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonLimits& limits,
+                       const JsonStream& stream);
 // A file of at most max_bytes, under JsonFileLimits(max_depth) or the given limits.
 Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes, int max_depth = kJsonMaxDepth);
 Result<Json> ReadJsonFile(const std::string& path, size_t max_bytes, const JsonLimits& limits);

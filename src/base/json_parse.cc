@@ -6,9 +6,13 @@
 // closes inside a container, json_sax_dom_callback_parser::end_object scans the whole parent for
 // a discarded value (nlohmann/json 3.11 detail/input/json_sax.hpp), so an array of n `{}` costs
 // O(n^2). This builder never looks back at a parent.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <limits>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "base/json.h"
@@ -55,17 +59,20 @@ enum class Refusal { kNone, kDepth, kValues, kDomBytes };
 // stop the parse at once.
 class BoundedDomBuilder {
  public:
-  BoundedDomBuilder(const JsonLimits& limits, uint64_t text_bytes, std::string* repeated_key)
+  BoundedDomBuilder(const JsonLimits& limits, uint64_t text_bytes, std::string* repeated_key,
+                    const JsonStream* stream)
       : limits_(limits),
         dom_budget_(JsonDomBudget(limits, text_bytes)),
-        repeated_key_(repeated_key) {}
+        repeated_key_(repeated_key),
+        stream_(stream),
+        streamed_(stream == nullptr ? 0 : stream->paths.size(), false) {}
 
-  bool null() { return Place(Json(nullptr), 0) != nullptr; }
-  bool boolean(bool value) { return Place(Json(value), 0) != nullptr; }
-  bool number_integer(Json::number_integer_t value) { return Place(Json(value), 0) != nullptr; }
-  bool number_unsigned(Json::number_unsigned_t value) { return Place(Json(value), 0) != nullptr; }
+  bool null() { return Scalar(Json(nullptr), 0); }
+  bool boolean(bool value) { return Scalar(Json(value), 0); }
+  bool number_integer(Json::number_integer_t value) { return Scalar(Json(value), 0); }
+  bool number_unsigned(Json::number_unsigned_t value) { return Scalar(Json(value), 0); }
   bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
-    return Place(Json(value), 0) != nullptr;
+    return Scalar(Json(value), 0);
   }
   bool string(Json::string_t& value) {
     if (!Room()) return false;
@@ -77,7 +84,7 @@ class BoundedDomBuilder {
       json = Json(value);
     }
     const uint64_t bytes = kStringBytes + CharsBytes(json.get_ref<const Json::string_t&>());
-    return Place(std::move(json), bytes) != nullptr;
+    return Scalar(std::move(json), bytes);
   }
   bool binary(Json::binary_t& /*value*/) {  // never produced from JSON text
     syntax_error_ = "a binary value";
@@ -85,13 +92,17 @@ class BoundedDomBuilder {
   }
 
   bool start_object(std::size_t /*elements*/) {
-    Json* object = Place(Json(Json::value_t::object), kObjectBytes);
-    if (object == nullptr) return false;
-    open_.push_back(object);
-    return true;
+    return Open(Json(Json::value_t::object), kObjectBytes);
   }
   bool key(Json::string_t& key) {
     if (!Room()) return false;
+    if (ChildOfStream()) {  // the member is the stream's, not the tree's
+      if (!Count(kMemberBytes + HeapCharsBytes(key.size()))) return false;
+      child_key_ = std::move(key);
+      member_ = &child_;
+      last_key_ = nullptr;
+      return true;
+    }
     auto& members = open_.back()->get_ref<Json::object_t&>();
     auto [member, inserted] = members.try_emplace(key);
     if (!inserted && open_.size() == 1 && repeated_key_ != nullptr && repeated_key_->empty()) {
@@ -99,22 +110,16 @@ class BoundedDomBuilder {
     }
     if (!Count(inserted ? kMemberBytes + CharsBytes(member->first) : 0)) return false;
     member_ = &member->second;
+    last_key_ = &member->first;  // map nodes never move
     return true;
   }
-  bool end_object() {
-    open_.pop_back();
-    return true;
-  }
+  bool end_object() { return Close(); }
   bool start_array(std::size_t /*elements*/) {
-    Json* array = Place(Json(Json::value_t::array), kArrayBytes);
-    if (array == nullptr) return false;
-    open_.push_back(array);
-    return true;
+    return Open(Json(Json::value_t::array), kArrayBytes);
   }
   bool end_array() {
     open_.back()->get_ref<Json::array_t&>().shrink_to_fit();
-    open_.pop_back();
-    return true;
+    return Close();
   }
 
   bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
@@ -124,6 +129,8 @@ class BoundedDomBuilder {
   }
 
   Json TakeRoot() { return std::move(root_); }
+  // The error that stopped a streamed parse (a repeated stream path, or the sink's own).
+  const std::optional<Error>& stream_error() const { return stream_error_; }
   Refusal refusal() const { return refusal_; }
   const std::string& syntax_error() const { return syntax_error_; }
   uint64_t dom_budget() const { return dom_budget_; }
@@ -175,12 +182,101 @@ class BoundedDomBuilder {
     return member_;
   }
 
+  // Streaming (JsonStream): stream_depth_ is open_.size() while the streamed container is the
+  // innermost open one (0 when none is open); its children are built in child_, one at a time.
+  bool ChildOfStream() const { return stream_depth_ != 0 && open_.size() == stream_depth_; }
+
+  // A scalar value; handed to the stream at once when it is a streamed container's child.
+  bool Scalar(Json&& value, uint64_t payload_bytes) {
+    const bool child = ChildOfStream();
+    if (child) return PlaceChild(std::move(value), payload_bytes) && Emit();
+    return Place(std::move(value), payload_bytes) != nullptr;
+  }
+
+  bool PlaceChild(Json&& value, uint64_t payload_bytes) {
+    if (!Room()) return false;
+    const bool element = open_.back()->is_array();  // a member's node was counted with its key
+    if (!Count((element ? kSlotBytes : 0) + payload_bytes)) return false;
+    if (element) child_key_.clear();
+    child_ = std::move(value);
+    return true;
+  }
+
+  bool Open(Json&& container, uint64_t payload_bytes) {
+    if (ChildOfStream()) {
+      if (!PlaceChild(std::move(container), payload_bytes)) return false;
+      open_.push_back(&child_);
+      path_.push_back(nullptr);
+      return true;
+    }
+    // The key this container sits under: an object member's, else none (the root, an element).
+    const std::string* key = !open_.empty() && open_.back()->is_object() ? last_key_ : nullptr;
+    Json* at = Place(std::move(container), payload_bytes);
+    if (at == nullptr) return false;
+    open_.push_back(at);
+    path_.push_back(key);
+    if (stream_ == nullptr || stream_depth_ != 0) return true;
+    for (size_t p = 0; p < stream_->paths.size(); ++p) {
+      const std::vector<std::string>& want = stream_->paths[p];
+      if (want.size() + 1 != path_.size()) continue;
+      bool match = true;
+      for (size_t i = 0; i < want.size() && match; ++i) {
+        match = path_[i + 1] != nullptr && *path_[i + 1] == want[i];
+      }
+      if (!match) continue;
+      if (streamed_[p]) {
+        stream_error_ =
+            Error{ErrorCode::kCorrupt, fmt::format("'{}' appears twice", fmt::join(want, "."))};
+        return false;
+      }
+      streamed_[p] = true;
+      stream_depth_ = open_.size();
+      stream_path_ = p;
+      break;
+    }
+    return true;
+  }
+
+  bool Close() {
+    const bool stream_closes = stream_depth_ != 0 && open_.size() == stream_depth_;
+    open_.pop_back();
+    path_.pop_back();
+    if (stream_closes) {
+      stream_depth_ = 0;
+      return true;
+    }
+    return !ChildOfStream() || Emit();  // a streamed container's child completed
+  }
+
+  bool Emit() {
+    Status status = stream_->child(stream_path_, std::move(child_key_), std::move(child_));
+    child_ = Json();
+    child_key_.clear();
+    if (!status) {
+      stream_error_ = status.error();
+      return false;
+    }
+    return true;
+  }
+
+  // The heap block of a copied string of n characters; 0 while they fit in place (15).
+  static uint64_t HeapCharsBytes(size_t n) { return n <= 15 ? 0 : HeapBlock(uint64_t{n} + 1); }
+
   const JsonLimits& limits_;
   const uint64_t dom_budget_;
   std::string* repeated_key_;
   Json root_;
   std::vector<Json*> open_;  // the containers around the parse position, outermost first
   Json* member_ = nullptr;   // where the value of the last key goes
+  const std::string* last_key_ = nullptr;  // the last key of the tree (for stream paths)
+  std::vector<const std::string*> path_;   // the key of each open container, null if none
+  const JsonStream* stream_;
+  std::vector<bool> streamed_;  // per stream path: met already
+  size_t stream_depth_ = 0;
+  size_t stream_path_ = 0;
+  std::string child_key_;
+  Json child_;
+  std::optional<Error> stream_error_;
   uint64_t values_ = 0;
   uint64_t dom_bytes_ = 0;
   Refusal refusal_ = Refusal::kNone;
@@ -235,10 +331,11 @@ uint64_t JsonDomBytes(const Json& json) {
   return total;
 }
 
-Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonLimits& limits,
-                       std::string* repeated_top_level_key) {
+namespace {
+Result<Json> Parse(std::string_view text, std::string_view name, const JsonLimits& limits,
+                   std::string* repeated_top_level_key, const JsonStream* stream) {
   if (repeated_top_level_key != nullptr) repeated_top_level_key->clear();
-  BoundedDomBuilder builder(limits, text.size(), repeated_top_level_key);
+  BoundedDomBuilder builder(limits, text.size(), repeated_top_level_key, stream);
   try {
     Json::sax_parse(text.data(), text.data() + text.size(), &builder);
   } catch (const std::bad_alloc&) {
@@ -265,10 +362,28 @@ Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonL
     case Refusal::kNone:
       break;
   }
+  if (builder.stream_error()) {
+    Error error = *builder.stream_error();
+    if (error.code == ErrorCode::kCorrupt && !error.message.starts_with(name)) {
+      error.message = fmt::format("{}: {}", name, error.message);
+    }
+    return tl::unexpected(std::move(error));
+  }
   if (!builder.syntax_error().empty()) {
     return Fail(ErrorCode::kCorrupt, "{}: invalid JSON: {}", name, builder.syntax_error());
   }
   return builder.TakeRoot();
+}
+}  // namespace
+
+Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonLimits& limits,
+                       std::string* repeated_top_level_key) {
+  return Parse(text, name, limits, repeated_top_level_key, nullptr);
+}
+
+Result<Json> ParseJson(std::string_view text, std::string_view name, const JsonLimits& limits,
+                       const JsonStream& stream) {
+  return Parse(text, name, limits, nullptr, &stream);
 }
 
 Result<Json> ParseJson(std::string_view text, std::string_view name, int max_depth) {

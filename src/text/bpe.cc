@@ -125,7 +125,8 @@ struct MergeScratch {
 BpeModel::BpeModel() = default;
 BpeModel::~BpeModel() = default;
 
-Result<std::unique_ptr<BpeModel>> BpeModel::FromJson(const Json& model, std::string_view where) {
+Result<std::unique_ptr<BpeModel>> BpeModel::FromJson(const Json& model, std::string_view where,
+                                                     const BpeTables* streamed) {
   std::unique_ptr<BpeModel> bpe(new BpeModel());
   MINERU_ASSIGN_OR_RETURN(std::optional<double> dropout, FindNumber(model, "dropout", where));
   if (dropout && *dropout != 0.0) {
@@ -149,15 +150,22 @@ Result<std::unique_ptr<BpeModel>> BpeModel::FromJson(const Json& model, std::str
   if (vocab == model.end() || !vocab->is_object()) {
     return Fail(ErrorCode::kCorrupt, "{}: 'vocab' must be an object of token -> id", where);
   }
-  bpe->vocab_.reserve(vocab->size());
-  for (const auto& [token, id] : vocab->items()) {
+  auto add_token = [&](const std::string& token, const Json& id) -> Status {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
         id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
       return Fail(ErrorCode::kCorrupt, "{}: vocab[\"{}\"] must be an id in [0, 2^31), got {}",
                   where, token, id.dump());
     }
     if (token.empty()) return Fail(ErrorCode::kCorrupt, "{}: vocab has an empty token", where);
-    bpe->vocab_.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
+    bpe->vocab_.insert_or_assign(token, static_cast<int32_t>(id.get<int64_t>()));
+    return OkStatus();
+  };
+  if (streamed != nullptr) {
+    bpe->vocab_.reserve(streamed->vocab.size());
+    for (const auto& [token, id] : streamed->vocab) MINERU_RETURN_IF_ERROR(add_token(token, id));
+  } else {
+    bpe->vocab_.reserve(vocab->size());
+    for (const auto& [token, id] : vocab->items()) MINERU_RETURN_IF_ERROR(add_token(token, id));
   }
 
   MINERU_ASSIGN_OR_RETURN(std::optional<std::string> unk, FindString(model, "unk_token", where));
@@ -179,11 +187,13 @@ Result<std::unique_ptr<BpeModel>> BpeModel::FromJson(const Json& model, std::str
   if (merges == model.end() || !merges->is_array()) {
     return Fail(ErrorCode::kCorrupt, "{}: 'merges' must be an array", where);
   }
-  bpe->merges_ = std::make_unique<PairMap>(merges->size());
-  bpe->num_merges_ = merges->size();
+  const Json::array_t& merge_list =
+      streamed != nullptr ? streamed->merges : merges->get_ref<const Json::array_t&>();
+  bpe->merges_ = std::make_unique<PairMap>(merge_list.size());
+  bpe->num_merges_ = merge_list.size();
   std::string joined;
-  for (size_t rank = 0; rank < merges->size(); ++rank) {
-    MINERU_ASSIGN_OR_RETURN(auto pair, ParseMerge((*merges)[rank], rank, where));
+  for (size_t rank = 0; rank < merge_list.size(); ++rank) {
+    MINERU_ASSIGN_OR_RETURN(auto pair, ParseMerge(merge_list[rank], rank, where));
     MINERU_ASSIGN_OR_RETURN(const int32_t a, VocabId(bpe->vocab_, pair.first, rank, where));
     MINERU_ASSIGN_OR_RETURN(const int32_t b, VocabId(bpe->vocab_, pair.second, rank, where));
     joined = pair.first + pair.second;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/json.h"
@@ -33,10 +34,21 @@ namespace mineru::text {
 inline constexpr size_t kBpeCacheMaxPieceBytes = 64;
 inline constexpr size_t kBpeCacheEntries = 1 << 16;
 
+// A model's vocab members and merges streamed out of the tree while parsing (base/json.h,
+// JsonStream; Tokenizer::Load), in document order.
+struct BpeTables {
+  std::vector<std::pair<std::string, Json>> vocab;  // token, id
+  std::vector<Json> merges;
+};
+
 class BpeModel {
  public:
-  // `model` is the "model" object; `where` prefixes error messages.
-  static Result<std::unique_ptr<BpeModel>> FromJson(const Json& model, std::string_view where);
+  // `model` is the "model" object; `where` prefixes error messages. With `streamed`, the model's
+  // "vocab" and "merges" containers were streamed out (they are empty in `model`) and their
+  // contents are in `streamed`; the same checks apply to them. A token repeated in the vocab
+  // takes its last id (as a parsed tree keeps the last member).
+  static Result<std::unique_ptr<BpeModel>> FromJson(const Json& model, std::string_view where,
+                                                    const BpeTables* streamed = nullptr);
 
   // Appends the ids of one piece (raw bytes; the model maps them to its alphabet). Thread-safe.
   void EncodePiece(std::string_view bytes, std::vector<int32_t>* ids) const;

@@ -100,7 +100,8 @@ Result<std::vector<AddedToken>> ParseAddedTokens(const Json& root, std::string_v
   return tokens;
 }
 
-Result<std::unique_ptr<BpeModel>> ParseModel(const Json& root, std::string_view name) {
+Result<std::unique_ptr<BpeModel>> ParseModel(const Json& root, std::string_view name,
+                                             const BpeTables* streamed) {
   const auto it = root.find("model");
   if (it == root.end() || !it->is_object()) {
     return Fail(ErrorCode::kCorrupt, "{}: missing the 'model' object", name);
@@ -115,7 +116,7 @@ Result<std::unique_ptr<BpeModel>> ParseModel(const Json& root, std::string_view 
   if (type && *type != "BPE") {
     return Fail(ErrorCode::kUnsupported, "{}: type '{}' is not supported (only BPE)", where, *type);
   }
-  return BpeModel::FromJson(*it, where);
+  return BpeModel::FromJson(*it, where, streamed);
 }
 
 }  // namespace
@@ -126,12 +127,32 @@ Tokenizer::~Tokenizer() = default;
 Result<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path,
                                                    const TokenizerLimits& limits) {
   MINERU_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path, limits.max_file_bytes));
-  MINERU_ASSIGN_OR_RETURN(Json json, ParseJson(text, path, JsonFileLimits(limits.max_json_depth)));
-  return FromJson(json, path, limits);
+  // The vocabulary and merges (most of the file) go straight into flat lists rather than a tree:
+  // building and freeing them as a tree took half of the load.
+  BpeTables tables;
+  const JsonStream stream{{{"model", "vocab"}, {"model", "merges"}},
+                          [&](size_t path, std::string&& key, Json&& value) {
+                            if (path == 0) {
+                              tables.vocab.emplace_back(std::move(key), std::move(value));
+                            } else {
+                              tables.merges.push_back(std::move(value));
+                            }
+                            return OkStatus();
+                          }};
+  MINERU_ASSIGN_OR_RETURN(Json json,
+                          ParseJson(text, path, JsonFileLimits(limits.max_json_depth), stream));
+  text = std::string();  // the text is no longer needed while the tables are built
+  return FromJson(json, path, limits, &tables);
 }
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(const Json& json, std::string_view name,
                                                        const TokenizerLimits& limits) {
+  return FromJson(json, name, limits, nullptr);
+}
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(const Json& json, std::string_view name,
+                                                       const TokenizerLimits& limits,
+                                                       const BpeTables* streamed) {
   if (!json.is_object()) return Fail(ErrorCode::kCorrupt, "{}: not a JSON object", name);
   MINERU_ASSIGN_OR_RETURN(std::optional<std::string> version, FindString(json, "version", name));
   if (version && *version != "1.0") {
@@ -140,7 +161,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(const Json& json, std::st
   }
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   t->limits_ = limits;
-  MINERU_ASSIGN_OR_RETURN(t->bpe_, ParseModel(json, name));
+  MINERU_ASSIGN_OR_RETURN(t->bpe_, ParseModel(json, name, streamed));
   MINERU_ASSIGN_OR_RETURN(t->nfc_, ParseNormalizer(json, name));
   const auto pre = json.find("pre_tokenizer");
   MINERU_ASSIGN_OR_RETURN(PreTokenizer pre_tokenizer,

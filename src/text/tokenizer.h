@@ -31,6 +31,7 @@
 namespace mineru::text {
 
 class BpeModel;
+struct BpeTables;
 class PreTokenizer;
 
 inline constexpr uint64_t kDefaultMaxTokenizerFileBytes = uint64_t{64} << 20;
@@ -85,6 +86,10 @@ class Tokenizer {
   ~Tokenizer();
 
  private:
+  // FromJson over a tree whose model vocab and merges were streamed into `streamed` (Load).
+  static Result<std::unique_ptr<Tokenizer>> FromJson(const Json& json, std::string_view name,
+                                                     const TokenizerLimits& limits,
+                                                     const BpeTables* streamed);
   Tokenizer();
   Status EncodeText(std::string_view text, bool parse_special, std::vector<int32_t>* ids) const;
   Status EncodeNormalized(std::string_view text, bool parse_special,

@@ -26,6 +26,12 @@ struct BadFile {
   std::string needle;  // must appear in the message
 };
 
+std::string WriteTemp(const std::string& name, const std::string& bytes) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
 TEST(TokenizerFilesTest, BadFilesAreRefusedWithClearErrors) {
   const std::vector<BadFile> cases = {
       {"root array", [](Json& j) { j = Json::array(); }, ErrorCode::kCorrupt, "JSON object"},
@@ -145,13 +151,48 @@ TEST(TokenizerFilesTest, BadFilesAreRefusedWithClearErrors) {
     EXPECT_NE(tokenizer.error().message.find(c.needle), std::string::npos)
         << c.name << ": " << tokenizer.error().ToString();
     EXPECT_EQ(tokenizer.error().message.rfind("bad.json", 0), 0u) << c.name;
+    // Load streams the vocab and merges out of the tree (Tokenizer::Load): the same refusal.
+    const std::string path = WriteTemp("bad.json", json.dump());
+    auto loaded = Tokenizer::Load(path);
+    ASSERT_FALSE(loaded) << c.name << ": loaded from the file";
+    EXPECT_EQ(loaded.error().code, c.code) << c.name << ": " << loaded.error().ToString();
+    EXPECT_NE(loaded.error().message.find(c.needle), std::string::npos)
+        << c.name << ": " << loaded.error().ToString();
   }
 }
 
-std::string WriteTemp(const std::string& name, const std::string& bytes) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
+// A vocab member repeated in the text (a tree keeps only the last) takes its last id, read
+// from the file or from a tree; a repeated vocab object is refused.
+TEST(TokenizerFilesTest, RepeatedVocabMembersTakeTheLastId) {
+  const Json json = FixtureJson();
+  std::string text = json.dump();
+  const std::string vocab = json["model"]["vocab"].dump();
+  const size_t at = text.find(vocab);
+  ASSERT_NE(at, std::string::npos);
+  // "xyz" first under id 5 (a duplicate of another token's), then under a fresh id.
+  text.replace(at, vocab.size(),
+               "{\"xyz\":5," + vocab.substr(1, vocab.size() - 2) + ",\"xyz\":281}");
+  auto parsed = ParseJson(text, "t", JsonFileLimits());
+  ASSERT_TRUE(parsed) << parsed.error().ToString();
+  auto from_tree = Tokenizer::FromJson(*parsed, "t");
+  auto from_file = Tokenizer::Load(WriteTemp("repeated.json", text));
+  ASSERT_TRUE(from_tree) << from_tree.error().ToString();
+  ASSERT_TRUE(from_file) << from_file.error().ToString();
+  for (const Tokenizer* t : {from_tree->get(), from_file->get()}) {
+    const int32_t id = 281;
+    auto text_of = t->Decode(std::span(&id, 1));
+    ASSERT_TRUE(text_of) << text_of.error().ToString();
+    EXPECT_EQ(*text_of, "xyz");
+  }
+  std::string twice = json.dump();
+  const size_t model = twice.find("\"model\":{");
+  ASSERT_NE(model, std::string::npos);
+  twice.insert(model + 9, "\"vocab\":{},");
+  auto refused = Tokenizer::Load(WriteTemp("twice.json", twice));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(refused.error().message.find("'model.vocab' appears twice"), std::string::npos)
+      << refused.error().ToString();
 }
 
 TEST(TokenizerFilesTest, FileErrorsNameTheFile) {
