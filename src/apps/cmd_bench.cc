@@ -123,6 +123,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
       {"precision", std::string(model::PrecisionName(model.precision()))},
       {"weights", std::string(model::WeightFormatName(model.weight_format()))},
       {"quantized_file", model.quantized_file() != nullptr ? model.quantized_file()->path() : ""},
+      {"packed_file", model.packed_file() != nullptr ? model.packed_file()->path() : ""},
       {"read_bandwidth_gbps", bandwidth},
       {"read_bandwidth_fresh_gbps", fresh_bandwidth},
       {"read_bandwidth_weights_gbps", weights_bandwidth},

@@ -27,6 +27,7 @@ void AddMakeModelCommand(CLI::App& app, const GlobalOptions& global, int* exit_c
 void AddDebugForwardCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddBenchCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddQuantizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
+void AddPackCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddBenchHttpCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddWorkerCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);
 void AddTokenizeCommand(CLI::App& app, const GlobalOptions& global, int* exit_code);

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   AddDebugForwardCommand(app, global, &exit_code);
   AddBenchCommand(app, global, &exit_code);
   AddQuantizeCommand(app, global, &exit_code);
+  AddPackCommand(app, global, &exit_code);
   AddBenchHttpCommand(app, global, &exit_code);
   AddWorkerCommand(app, global, &exit_code);
   AddTokenizeCommand(app, global, &exit_code);

@@ -15,6 +15,7 @@ struct ModelLoadOptions {
   std::string precision = "auto";
   std::string weights = "bf16";
   std::string quantized;
+  std::string packed;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("--precision", precision,
@@ -31,6 +32,9 @@ struct ModelLoadOptions {
     cmd.add_option("--quantized", quantized,
                    "int8 weights file (default: <model>/mineru-q8.bin when present, else "
                    "quantize at load)");
+    cmd.add_option("--packed", packed,
+                   "fp32 packed-panels file (default: <model>/mineru-packed.bin when present, "
+                   "else pack at load; `mineru-cpp pack` writes it)");
     cmd.add_option("--max-header-bytes", limits.max_header_bytes,
                    "Largest safetensors header accepted")
         ->check(CLI::NonNegativeNumber)
@@ -53,6 +57,7 @@ struct ModelLoadOptions {
     compute.precision = model::ParsePrecision(precision).value_or(model::AutoPrecision());
     compute.weights = model::ParseWeightFormat(weights).value_or(model::WeightFormat::kBf16);
     compute.quantized_path = quantized;
+    compute.packed_path = packed;
     return compute;
   }
 };

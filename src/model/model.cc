@@ -5,12 +5,12 @@
 
 namespace mineru::model {
 
-Model::Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<QuantizedFile> quantized,
+Model::Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<WeightsFile> file,
              std::unique_ptr<PackedDecoderWeights> packed,
              std::unique_ptr<PackedVisionWeights> packed_vision, const ComputeOptions& compute)
     : checkpoint_(std::move(checkpoint)),
       compute_(compute),
-      quantized_(std::move(quantized)),
+      file_(std::move(file)),
       weights_(std::move(weights)),
       packed_(std::move(packed)),
       packed_vision_(std::move(packed_vision)),
@@ -22,20 +22,22 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const Checkpo
                                            const ComputeOptions& compute) {
   MINERU_ASSIGN_OR_RETURN(Checkpoint checkpoint, Checkpoint::Open(dir, limits));
   MINERU_ASSIGN_OR_RETURN(ModelWeights weights, BindWeights(checkpoint));
-  std::unique_ptr<QuantizedFile> quantized;
+  std::unique_ptr<WeightsFile> file;
   std::unique_ptr<PackedDecoderWeights> packed;
   std::unique_ptr<PackedVisionWeights> packed_vision;
   if (pack) {
-    if (compute.weights == WeightFormat::kInt8) {
-      std::string path = compute.quantized_path;
+    // The file this mode reads, if any: bf16 precision reads the checkpoint in place.
+    const bool int8 = compute.weights == WeightFormat::kInt8;
+    if (int8 || compute.precision == Precision::kFp32) {
+      const WeightsFileKind kind = int8 ? WeightsFileKind::kInt8 : WeightsFileKind::kPanels;
+      std::string path = int8 ? compute.quantized_path : compute.packed_path;
+      const std::string found = dir + "/" + WeightsFileName(kind);
       std::error_code ec;
-      if (path.empty() && std::filesystem::exists(dir + "/" + kQuantizedFileName, ec)) {
-        path = dir + "/" + kQuantizedFileName;
-      }
+      if (path.empty() && std::filesystem::exists(found, ec)) path = found;
       if (!path.empty()) {
-        MINERU_ASSIGN_OR_RETURN(QuantizedFile file,
-                                QuantizedFile::Open(path, checkpoint.fingerprint(), limits));
-        quantized = std::make_unique<QuantizedFile>(std::move(file));
+        MINERU_ASSIGN_OR_RETURN(WeightsFile opened,
+                                WeightsFile::Open(path, kind, checkpoint.fingerprint(), limits));
+        file = std::make_unique<WeightsFile>(std::move(opened));
       }
     }
     std::unique_ptr<ThreadPool> own;
@@ -43,7 +45,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const Checkpo
       own = std::make_unique<ThreadPool>(0);
       pool = own.get();
     }
-    const MatrixFactory factory(*pool, compute, quantized.get());
+    const MatrixFactory factory(*pool, compute, file.get());
     MINERU_ASSIGN_OR_RETURN(PackedDecoderWeights decoder,
                             PackDecoderWeights(factory, weights.decoder));
     MINERU_ASSIGN_OR_RETURN(PackedVisionWeights vision, PackVisionWeights(factory, weights.vision));
@@ -51,7 +53,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const Checkpo
     packed_vision = std::make_unique<PackedVisionWeights>(std::move(vision));
   }
   return std::unique_ptr<Model>(new Model(std::move(checkpoint), std::move(weights),
-                                          std::move(quantized), std::move(packed),
+                                          std::move(file), std::move(packed),
                                           std::move(packed_vision), compute));
 }
 

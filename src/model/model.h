@@ -16,9 +16,9 @@
 #include "model/packed_decoder.h"
 #include "model/packed_vision.h"
 #include "model/precision.h"
-#include "model/quantized_file.h"
 #include "model/vision.h"
 #include "model/weights.h"
+#include "model/weights_file.h"
 
 namespace mineru::model {
 
@@ -28,7 +28,10 @@ class Model {
   // (model/precision.h, model/matrix_factory.h), on `pool` or, when null, on a temporary pool
   // of every hardware thread. Without it (inspection) the decoder and the vision tower refuse to
   // run. int8 weights are mapped from compute.quantized_path, else from
-  // <dir>/kQuantizedFileName when that exists, else quantized now.
+  // <dir>/kQuantizedFileName when that exists, else quantized now. fp32 precision with the
+  // checkpoint's weights maps the panels of compute.packed_path, else of <dir>/kPackedFileName
+  // when that exists, else packs now. A file that is given or found but unusable fails the load
+  // (it is never silently replaced by work at load).
   static Result<std::unique_ptr<Model>> Load(const std::string& dir,
                                              const CheckpointLimits& limits = {}, bool pack = true,
                                              ThreadPool* pool = nullptr,
@@ -44,8 +47,11 @@ class Model {
     return KvCache::BlockBytes(config().text, block_tokens, precision());
   }
   WeightFormat weight_format() const { return compute_.weights; }
-  // The quantized file the int8 matrices are viewed in (null when quantized at load or bf16).
-  const QuantizedFile* quantized_file() const { return quantized_.get(); }
+  // The file the matrices are viewed in (null when prepared at load or read in place).
+  const WeightsFile* weights_file() const { return file_.get(); }
+  // weights_file() when it is of that kind, else null.
+  const WeightsFile* quantized_file() const { return FileOf(WeightsFileKind::kInt8); }
+  const WeightsFile* packed_file() const { return FileOf(WeightsFileKind::kPanels); }
 
   const ModelConfig& config() const { return checkpoint_.config(); }
   const Checkpoint& checkpoint() const { return checkpoint_; }
@@ -58,13 +64,17 @@ class Model {
   const std::string& fingerprint() const { return checkpoint_.fingerprint(); }
 
  private:
-  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<QuantizedFile> quantized,
+  Model(Checkpoint checkpoint, ModelWeights weights, std::unique_ptr<WeightsFile> file,
         std::unique_ptr<PackedDecoderWeights> packed,
         std::unique_ptr<PackedVisionWeights> packed_vision, const ComputeOptions& compute);
 
+  const WeightsFile* FileOf(WeightsFileKind kind) const {
+    return file_ != nullptr && file_->kind() == kind ? file_.get() : nullptr;
+  }
+
   Checkpoint checkpoint_;
   ComputeOptions compute_;
-  std::unique_ptr<QuantizedFile> quantized_;  // before the matrices that view it
+  std::unique_ptr<WeightsFile> file_;  // before the matrices that view it
   ModelWeights weights_;
   std::unique_ptr<PackedDecoderWeights> packed_;
   std::unique_ptr<PackedVisionWeights> packed_vision_;  // before vision_, which points into it

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The arithmetic of the model's matrix products (`--precision`):
 //   fp32: float32 activations times the weights widened exactly to float32, float32 FMA chains
-//         (ops/packed_matrix.h); the weights are packed into panels at load.
+//         (ops/packed_matrix.h); the weights are packed into panels at load, or their panels
+//         mapped from the file `mineru-cpp pack` writes (model/weights_file.h).
 //   bf16: activations rounded to bf16 at each product's input, bf16 x bf16 products with
 //         float32 accumulation (ops/bf16_matmul.h), read straight from the checkpoint mapping:
 //         no packed copy, nothing to do at load. Attention's Q K^T and P V are bf16 products
@@ -15,7 +16,7 @@
 //   bf16: the checkpoint's own values, products as the precision says;
 //   int8: every matrix quantized to int8 per group of 32 with a float32 scale (ops/q8_matrix.h,
 //         llama.cpp's Q8_0 scheme), read from the file `mineru-cpp quantize` writes
-//         (model/quantized_file.h) or quantized at load; products are int8 x int8 with the
+//         (model/weights_file.h) or quantized at load; products are int8 x int8 with the
 //         activations quantized per row and group on the fly (VNNI where the CPU has it).
 //         Attention follows the precision.
 #pragma once
@@ -46,6 +47,9 @@ struct ComputeOptions {
   // int8: the quantized file; empty means <checkpoint dir>/kQuantizedFileName when it exists,
   // else quantize at load.
   std::string quantized_path;
+  // fp32 precision with the checkpoint's weights (kBf16): the packed-panels file; empty means
+  // <checkpoint dir>/kPackedFileName when it exists, else pack at load. Unused otherwise.
+  std::string packed_path;
 };
 
 }  // namespace mineru::model

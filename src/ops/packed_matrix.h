@@ -15,6 +15,9 @@
 // bf16 weights pack to bf16 panels (no float32 copy of the model); f32 and f16 weights pack to
 // f32 panels (f16 widened exactly).
 //
+// The panels may be owned (Pack) or a view of bytes mapped from a file (PanelsView: the file
+// `mineru-cpp pack` writes, model/weights_file.h); MatMul reads both through data().
+//
 // A PackedMatrix may instead hold bf16 rows (WeightLayout::kBf16Rows, made by Bf16Rows): the
 // checkpoint's own bf16 rows viewed in place, nothing copied, and MatMul then computes the bf16
 // product of ops/bf16_matmul.h (activations rounded to bf16, float32 accumulation) — the
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "base/status.h"
 #include "base/thread_pool.h"
 #include "ops/bf16_matmul.h"
 #include "ops/matrix.h"
@@ -63,6 +67,18 @@ class PackedMatrix {
   static PackedMatrix Pack(ThreadPool& pool, std::span<const MatrixView> parts);
   static PackedMatrix Pack(ThreadPool& pool, const MatrixView& w);
 
+  // A non-owning view of panels in the layout above, exactly the bytes Pack gives for [rows,
+  // cols] weights packing to panels of `dtype` (kBF16 or kF32); the memory (for instance a
+  // mapped file) must outlive the view. Refused with kInvalidArgument for another dtype, a
+  // negative shape or one whose size overflows, and with kCorrupt when bytes.size() !=
+  // PanelsBytesFor(rows, cols, dtype) or the bytes are not 64-byte aligned. Byte values are not
+  // checked: any bytes give some finite or non-finite product, never a fault.
+  static Result<PackedMatrix> PanelsView(std::span<const uint8_t> bytes, int64_t rows, int64_t cols,
+                                         DType dtype);
+  // Size of the panels of [rows, cols] weights in `dtype` (kBF16 or kF32), or -1 for another
+  // dtype, a negative shape or a size that does not fit in int64_t.
+  static int64_t PanelsBytesFor(int64_t rows, int64_t cols, DType dtype);
+
   // The row-concatenation of `parts` for the bf16 product. bf16 parts are viewed in place (the
   // memory they point into must outlive this matrix, and nothing is copied); f32 and f16 parts
   // are rounded to bf16 into storage this matrix owns. Same preconditions as Pack.
@@ -86,15 +102,20 @@ class PackedMatrix {
     if (layout_ == WeightLayout::kQ8) return q8_.bytes();
     return layout_ == WeightLayout::kBf16Rows ? rows_ * cols_ * 2 : panels() * panel_bytes();
   }
-  // Bytes this matrix allocated itself (0 for bf16 rows viewed in place).
+  // Bytes this matrix allocated itself (0 for bf16 rows viewed in place and for views of
+  // mapped panels or int8 bytes).
   int64_t owned_bytes() const { return owned_bytes_; }
 
   int64_t panels() const { return (rows_ + kPanelCols - 1) / kPanelCols; }
   // One panel: cols * 64 bytes (bf16) or cols * 128 bytes (f32); a multiple of 64.
   int64_t panel_bytes() const { return cols_ * kPanelCols * (dtype_ == DType::kBF16 ? 2 : 4); }
-  // Panel p starts at data() + p * panel_bytes(); data() is 64-byte aligned. kQ8: the int8
-  // layout's bytes; kBf16Rows: null.
-  const uint8_t* data() const { return layout_ == WeightLayout::kQ8 ? q8_.data() : storage_.get(); }
+  // Panel p starts at data() + p * panel_bytes(); data() is 64-byte aligned (owned or viewed;
+  // null when bytes() is 0). kQ8: the int8 layout's bytes; kBf16Rows: the owned bf16 rows of a
+  // float source, else null.
+  const uint8_t* data() const {
+    if (layout_ == WeightLayout::kQ8) return q8_.data();
+    return layout_ == WeightLayout::kPanels ? panels_ : storage_.get();
+  }
 
  private:
   struct AlignedDelete {
@@ -102,6 +123,8 @@ class PackedMatrix {
   };
 
   std::unique_ptr<uint8_t[], AlignedDelete> storage_;
+  // kPanels: storage_.get() when packed here, the caller's bytes for a view.
+  const uint8_t* panels_ = nullptr;
   int64_t owned_bytes_ = 0;
   int64_t rows_ = 0;
   int64_t cols_ = 0;

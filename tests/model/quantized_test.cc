@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// int8 weights (model/quantized_file.h, model/matrix_factory.h): the file `quantize` writes is
+// int8 weights (model/weights_file.h, model/matrix_factory.h): the file `quantize` writes is
 // mapped and used in place, every malformed file is refused naming what is wrong, and the int8
 // model stays close to the bf16 one on the golden cases (figures in docs/MODEL.md).
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "../support/scratch.h"
 #include "model/greedy.h"
 #include "model/model.h"
-#include "model/quantized_file.h"
+#include "model/weights_file.h"
 
 namespace mineru::model {
 namespace {
@@ -50,18 +50,18 @@ void WriteGoldenFile(const Model& quantized, const std::string& path,
                      const std::string& fingerprint, const std::string& drop = "",
                      const std::string& source = "", const std::string& as = "") {
   const auto all = AllMatrices(quantized);
-  std::vector<std::pair<std::string, const ops::Q8Matrix*>> tensors;
+  std::vector<std::pair<std::string, const ops::PackedMatrix*>> tensors;
   for (const auto& [name, matrix] : all) {
     if (name == drop) continue;
-    const ops::Q8Matrix* bytes = &matrix->q8();
+    const ops::PackedMatrix* bytes = matrix;
     if (name == as) {
       for (const auto& [other, m] : all) {
-        if (other == source) bytes = &m->q8();
+        if (other == source) bytes = m;
       }
     }
     tensors.emplace_back(name, bytes);
   }
-  ASSERT_TRUE(WriteQuantizedFile(path, fingerprint, tensors));
+  ASSERT_TRUE(WriteWeightsFile(path, WeightsFileKind::kInt8, fingerprint, tensors));
 }
 
 class QuantizedFileTest : public ::testing::Test {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/simd_targets.h"
@@ -319,6 +320,77 @@ TEST(PackedMatMulTest, EmptyDepthAddsBias) {
   reference::MatMulBlocked(nullptr, 1, 0, w, bias, expected, 3, true);
   for (int j = 0; j < 3; ++j) EXPECT_EQ(y[j], expected[j]);
   EXPECT_EQ(y[1], 8.0f);
+}
+
+// A view of packed bytes copied elsewhere (as `mineru-cpp pack`'s file is mapped) is the same
+// matrix: bit-identical products on every target, for bf16 panels and for the f32 panels of f32
+// and f16 weights; nothing owned, and moving the view keeps its bytes.
+TEST(PackedMatMulTest, PanelsViewGivesTheSameProductAsTheOwnedPanels) {
+  ThreadPool pool(2);
+  const int64_t rows = 70, cols = 1100;  // a partial last panel, two depth blocks
+  for (DType dtype : {DType::kBF16, DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const auto w = MakeWeights(dtype, rows, cols, 21);
+    const PackedMatrix owned = PackedMatrix::Pack(pool, w.view);
+    EXPECT_EQ(owned.owned_bytes(), owned.bytes());
+    ASSERT_EQ(owned.bytes(), PackedMatrix::PanelsBytesFor(rows, cols, owned.dtype()));
+    std::vector<uint8_t> file(static_cast<size_t>(owned.bytes()) + 64);
+    uint8_t* aligned = file.data() + (64 - reinterpret_cast<uintptr_t>(file.data()) % 64) % 64;
+    std::memcpy(aligned, owned.data(), static_cast<size_t>(owned.bytes()));
+    Result<PackedMatrix> view = PackedMatrix::PanelsView(
+        {aligned, static_cast<size_t>(owned.bytes())}, rows, cols, owned.dtype());
+    ASSERT_TRUE(view.has_value()) << view.error().ToString();
+    EXPECT_EQ(view->layout(), WeightLayout::kPanels);
+    EXPECT_EQ(view->owned_bytes(), 0);
+    EXPECT_EQ(view->data(), aligned);
+    EXPECT_EQ(view->bytes(), owned.bytes());
+    EXPECT_EQ(view->dtype(), owned.dtype());
+    const PackedMatrix moved = std::move(*view);
+    EXPECT_EQ(moved.data(), aligned);
+    const auto x = RandomVector(static_cast<size_t>(9 * cols), 22);
+    const auto bias = RandomVector(static_cast<size_t>(rows), 23);
+    ForEachTarget([&] {
+      std::vector<float> a(static_cast<size_t>(9 * rows)), b(a.size());
+      MatMul(pool, x.data(), 9, cols, owned, bias.data(), a.data(), rows, false);
+      MatMul(pool, x.data(), 9, cols, moved, bias.data(), b.data(), rows, false);
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+    });
+  }
+}
+
+TEST(PackedMatMulTest, PanelsViewRejectsWrongSizesAlignmentDtypesAndShapes) {
+  const int64_t rows = 40, cols = 3;  // 2 panels of 3 depth steps
+  const int64_t bytes = PackedMatrix::PanelsBytesFor(rows, cols, DType::kBF16);
+  ASSERT_EQ(bytes, 2 * 3 * 64);
+  EXPECT_EQ(PackedMatrix::PanelsBytesFor(rows, cols, DType::kF32), 2 * bytes);
+  std::vector<uint8_t> file(static_cast<size_t>(2 * bytes) + 128);
+  uint8_t* aligned = file.data() + (64 - reinterpret_cast<uintptr_t>(file.data()) % 64) % 64;
+  const auto size = static_cast<size_t>(bytes);
+  EXPECT_TRUE(PackedMatrix::PanelsView({aligned, size}, rows, cols, DType::kBF16).has_value());
+  for (size_t wrong : {size - 1, size + 1, size - 64, 2 * size, size_t{0}}) {
+    auto v = PackedMatrix::PanelsView({aligned, wrong}, rows, cols, DType::kBF16);
+    ASSERT_FALSE(v.has_value()) << wrong;
+    EXPECT_EQ(v.error().code, ErrorCode::kCorrupt);
+    EXPECT_NE(v.error().message.find("expected"), std::string::npos) << v.error().message;
+  }
+  // The same bytes are not f32 panels, nor a matrix of another depth.
+  EXPECT_FALSE(PackedMatrix::PanelsView({aligned, size}, rows, cols, DType::kF32).has_value());
+  EXPECT_FALSE(PackedMatrix::PanelsView({aligned, size}, rows, cols + 1, DType::kBF16));
+  auto misaligned = PackedMatrix::PanelsView({aligned + 4, size}, rows, cols, DType::kBF16);
+  ASSERT_FALSE(misaligned.has_value());
+  EXPECT_EQ(misaligned.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(misaligned.error().message.find("aligned"), std::string::npos);
+  for (auto [r, c, d] : {std::tuple{int64_t{-1}, int64_t{3}, DType::kBF16},
+                         {40, -1, DType::kBF16},
+                         {int64_t{1} << 62, 1 << 20, DType::kF32},
+                         {40, 3, DType::kF16},
+                         {40, 3, DType::kI8}}) {
+    auto v = PackedMatrix::PanelsView({aligned, size}, r, c, d);
+    ASSERT_FALSE(v.has_value());
+    EXPECT_EQ(v.error().code, ErrorCode::kInvalidArgument) << v.error().message;
+  }
+  EXPECT_TRUE(PackedMatrix::PanelsView({}, 0, 100, DType::kBF16).has_value());
+  EXPECT_TRUE(PackedMatrix::PanelsView({}, 7, 0, DType::kF32).has_value());
 }
 
 TEST(PackedMatMulDeathTest, RejectsMismatchedParts) {

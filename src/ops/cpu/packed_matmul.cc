@@ -347,6 +347,7 @@ void PackPanel(const StackedRows& src, DType src_dtype, int64_t rows, int64_t de
 
 PackedMatrix::PackedMatrix(PackedMatrix&& other) noexcept
     : storage_(std::move(other.storage_)),
+      panels_(std::exchange(other.panels_, nullptr)),
       owned_bytes_(std::exchange(other.owned_bytes_, 0)),
       rows_(std::exchange(other.rows_, 0)),
       cols_(std::exchange(other.cols_, 0)),
@@ -357,6 +358,7 @@ PackedMatrix::PackedMatrix(PackedMatrix&& other) noexcept
 
 PackedMatrix& PackedMatrix::operator=(PackedMatrix&& other) noexcept {
   storage_ = std::move(other.storage_);
+  panels_ = std::exchange(other.panels_, nullptr);
   owned_bytes_ = std::exchange(other.owned_bytes_, 0);
   rows_ = std::exchange(other.rows_, 0);
   cols_ = std::exchange(other.cols_, 0);
@@ -379,6 +381,7 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, std::span<const MatrixView> pa
   packed.storage_.reset(
       static_cast<uint8_t*>(::operator new[](static_cast<size_t>(bytes), std::align_val_t{64})));
   packed.owned_bytes_ = bytes;
+  packed.panels_ = packed.storage_.get();
   uint8_t* base = packed.storage_.get();
   const int64_t panel_bytes = packed.panel_bytes();
   pool.ParallelFor(static_cast<size_t>(packed.panels()), [&](size_t p, int) {
@@ -390,6 +393,42 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, std::span<const MatrixView> pa
 
 PackedMatrix PackedMatrix::Pack(ThreadPool& pool, const MatrixView& w) {
   return Pack(pool, std::span<const MatrixView>(&w, 1));
+}
+
+int64_t PackedMatrix::PanelsBytesFor(int64_t rows, int64_t cols, DType dtype) {
+  if (rows < 0 || cols < 0 || (dtype != DType::kBF16 && dtype != DType::kF32)) return -1;
+  const int64_t panels = rows / kPanelCols + (rows % kPanelCols != 0 ? 1 : 0);
+  const int64_t step = kPanelCols * static_cast<int64_t>(DTypeSize(dtype));
+  int64_t panel_bytes = 0, bytes = 0;
+  if (__builtin_mul_overflow(cols, step, &panel_bytes) ||
+      __builtin_mul_overflow(panels, panel_bytes, &bytes)) {
+    return -1;
+  }
+  return bytes;
+}
+
+Result<PackedMatrix> PackedMatrix::PanelsView(std::span<const uint8_t> bytes, int64_t rows,
+                                              int64_t cols, DType dtype) {
+  const int64_t want = PanelsBytesFor(rows, cols, dtype);
+  if (want < 0) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "panels [{}, {}] of {}: negative, too large or not BF16/F32", rows, cols,
+                DTypeName(dtype));
+  }
+  if (static_cast<uint64_t>(want) != bytes.size()) {
+    return Fail(ErrorCode::kCorrupt, "panels [{}, {}] of {}: {} bytes, expected {}", rows, cols,
+                DTypeName(dtype), bytes.size(), want);
+  }
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 64 != 0 && !bytes.empty()) {
+    return Fail(ErrorCode::kCorrupt, "panels [{}, {}] of {}: bytes not 64-byte aligned", rows, cols,
+                DTypeName(dtype));
+  }
+  PackedMatrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.dtype_ = dtype;
+  m.panels_ = bytes.empty() ? nullptr : bytes.data();
+  return m;
 }
 
 PackedMatrix PackedMatrix::Bf16Rows(std::span<const MatrixView> parts) {
