@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/vision.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -14,7 +15,7 @@ namespace mineru::model {
 Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
                                                  std::span<const float> pixel_values,
                                                  std::span<const ImageGrid> grids,
-                                                 const TraceFn* trace) const {
+                                                 const TraceFn* trace, int64_t chunk_rows) const {
   if (packed_ == nullptr) {
     return Fail(ErrorCode::kInternal, "the vision weights are not packed (inspection load)");
   }
@@ -45,9 +46,23 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   const ops::AttentionShape shape{heads, heads, dv, 1.0f / std::sqrt(static_cast<float>(dv)),
                                   /*causal=*/false};
   std::vector<float> x(static_cast<size_t>(patches * e));
-  std::vector<float> normed(x.size()), attn(x.size());
-  std::vector<float> qkv(static_cast<size_t>(patches * 3 * e));
-  std::vector<float> hidden(static_cast<size_t>(patches * mlp));
+  // normed also takes the attention's output: the q/k/v products have read it by then, and the
+  // next LayerNorm overwrites it only after the projection has read the attention.
+  std::vector<float> normed(x.size()), q(x.size());
+  float* const attn = normed.data();
+  // Row chunks of the q/k/v product and of the MLP (kVisionChunkBytes): q is kept whole,
+  // keys and values go straight into their packed chunks.
+  auto rows_for = [&](int64_t width) {
+    const int64_t rows =
+        chunk_rows > 0
+            ? chunk_rows
+            : std::max(kVisionMinChunkRows,
+                       kVisionChunkBytes / (width * static_cast<int64_t>(sizeof(float))));
+    return std::min(patches, rows);
+  };
+  const int64_t qkv_rows = rows_for(3 * e), mlp_rows = rows_for(mlp);
+  std::vector<float> qkv(static_cast<size_t>(qkv_rows * 3 * e));
+  std::vector<float> hidden(static_cast<size_t>(mlp_rows * mlp));
 
   ops::MatMul(pool, pixel_values.data(), patches, patch_dim, packed_->patch_embed, nullptr,
               x.data(), e, false);
@@ -98,14 +113,13 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
     if (bf16) {
       chunks16[s] = {keys16.data() + key_offsets[s], values16.data() + value_offsets[s], seg.length,
                      seg.capacity};
-      problems16[s] = {
-          qkv.data() + seg.start * 3 * e, 3 * e, seg.length, 0, std::span(&chunks16[s], 1),
-          attn.data() + seg.start * e,    e};
+      problems16[s] = {q.data() + seg.start * e, e, seg.length, 0, std::span(&chunks16[s], 1),
+                       attn + seg.start * e,     e};
       continue;
     }
     chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
-    problems[s] = {qkv.data() + seg.start * 3 * e, 3 * e, seg.length, 0, std::span(&chunks[s], 1),
-                   attn.data() + seg.start * e,    e};
+    problems[s] = {q.data() + seg.start * e, e, seg.length, 0, std::span(&chunks[s], 1),
+                   attn + seg.start * e,     e};
   }
 
   for (int b = 0; b < c.depth; ++b) {
@@ -113,40 +127,58 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
     const PackedVisionBlock& p = packed_->blocks[static_cast<size_t>(b)];
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm1_weight.data(), w.norm1_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
-    ops::MatMul(pool, normed.data(), patches, e, p.qkv, w.qkv_bias.data(), qkv.data(), 3 * e,
-                false);
-    // Rotary on q (columns [0, E)) and k (columns [E, 2E)).
-    ops::RopeRotateHalf(pool, qkv.data(), patches, 3 * e, heads, dv, cos.data(), sin.data());
-    ops::RopeRotateHalf(pool, qkv.data() + e, patches, 3 * e, heads, dv, cos.data(), sin.data());
-    for (size_t s = 0; s < segments.size(); ++s) {
-      const float* row = qkv.data() + segments[s].start * 3 * e;
-      if (bf16) {
-        ops::PackKvBf16(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, segments[s].length,
-                        keys16.data() + key_offsets[s], values16.data() + value_offsets[s],
-                        segments[s].capacity);
-        continue;
+    for (int64_t r0 = 0; r0 < patches; r0 += qkv_rows) {
+      const int64_t rows = std::min(qkv_rows, patches - r0);
+      ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.qkv, w.qkv_bias.data(), qkv.data(),
+                  3 * e, false);
+      // Rotary on q (columns [0, E)) and k (columns [E, 2E)); cos/sin rows of dv / 2 values.
+      const float* row_cos = cos.data() + r0 * (dv / 2);
+      const float* row_sin = sin.data() + r0 * (dv / 2);
+      ops::RopeRotateHalf(pool, qkv.data(), rows, 3 * e, heads, dv, row_cos, row_sin);
+      ops::RopeRotateHalf(pool, qkv.data() + e, rows, 3 * e, heads, dv, row_cos, row_sin);
+      for (int64_t i = 0; i < rows; ++i) {
+        std::copy_n(qkv.data() + i * 3 * e, e, q.data() + (r0 + i) * e);
       }
-      ops::PackKv(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, segments[s].length,
-                  {keys.data() + segments[s].offset, values.data() + segments[s].offset,
-                   segments[s].capacity},
-                  0);
+      // Keys and values of the rows into each segment they belong to, in order (the bf16
+      // writer relies on it; slots past a segment's length stay zero from allocation).
+      for (size_t s = 0; s < segments.size(); ++s) {
+        const Segment& seg = segments[s];
+        const int64_t lo = std::max(r0, seg.start);
+        const int64_t hi = std::min(r0 + rows, seg.start + seg.length);
+        if (lo >= hi) continue;
+        const float* row = qkv.data() + (lo - r0) * 3 * e;
+        if (bf16) {
+          ops::WriteKvBf16(
+              pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, hi - lo,
+              {keys16.data() + key_offsets[s], values16.data() + value_offsets[s], seg.capacity},
+              lo - seg.start);
+        } else {
+          ops::PackKv(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, hi - lo,
+                      {keys.data() + seg.offset, values.data() + seg.offset, seg.capacity},
+                      lo - seg.start);
+        }
+      }
     }
     if (bf16) {
       ops::AttentionBf16(pool, shape, problems16);
     } else {
       ops::Attention(pool, shape, problems);
     }
-    ops::MatMul(pool, attn.data(), patches, e, p.proj, w.proj_bias.data(), x.data(), e, true);
+    ops::MatMul(pool, attn, patches, e, p.proj, w.proj_bias.data(), x.data(), e, true);
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm2_weight.data(), w.norm2_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
-    ops::MatMul(pool, normed.data(), patches, e, p.fc1, w.fc1_bias.data(), hidden.data(), mlp,
-                false);
-    if (c.hidden_act == "quick_gelu") {
-      ops::QuickGelu(pool, hidden.data(), patches * mlp);
-    } else {
-      ops::GeluErf(pool, hidden.data(), patches * mlp);
+    for (int64_t r0 = 0; r0 < patches; r0 += mlp_rows) {
+      const int64_t rows = std::min(mlp_rows, patches - r0);
+      ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.fc1, w.fc1_bias.data(), hidden.data(),
+                  mlp, false);
+      if (c.hidden_act == "quick_gelu") {
+        ops::QuickGelu(pool, hidden.data(), rows * mlp);
+      } else {
+        ops::GeluErf(pool, hidden.data(), rows * mlp);
+      }
+      ops::MatMul(pool, hidden.data(), rows, mlp, p.fc2, w.fc2_bias.data(), x.data() + r0 * e, e,
+                  true);
     }
-    ops::MatMul(pool, hidden.data(), patches, mlp, p.fc2, w.fc2_bias.data(), x.data(), e, true);
     Trace(trace, "vision.block." + std::to_string(b), x.data(), patches, e);
   }
 

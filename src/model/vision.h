@@ -3,6 +3,7 @@
 // attention inside each image (each temporal group), and the 2x2 patch merger.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -15,6 +16,15 @@
 #include "model/weights.h"
 
 namespace mineru::model {
+
+// The q/k/v product and the MLP (fc1, activation, fc2) of each block run over row chunks whose
+// float32 outputs take at most this many bytes (and at least kVisionMinChunkRows rows): a
+// 1036x1036 page's 5,476 x 5,120 MLP intermediate would otherwise be 112 MB held at the peak,
+// and its 5,476 x 3,840 q/k/v 84 MB, each with its bf16 or int8 copy for the product on top.
+// Rows are independent in every product and in rotary, so chunking changes no bit; each chunk
+// still reuses every weight over hundreds of rows.
+inline constexpr int64_t kVisionChunkBytes = int64_t{16} << 20;
+inline constexpr int64_t kVisionMinChunkRows = 256;
 
 class VisionEncoder {
  public:
@@ -30,10 +40,12 @@ class VisionEncoder {
   // share every matrix product; attention stays within each image. The products are
   // batch invariant (ops/packed_matrix.h), so an image's rows do not depend on the other images
   // of the call.
-  // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged".
+  // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged". chunk_rows > 0 sets the
+  // row chunks of the q/k/v product and the MLP (tests: any value gives the same bits); 0 sizes
+  // them by kVisionChunkBytes.
   Result<std::vector<float>> Encode(ThreadPool& pool, std::span<const float> pixel_values,
                                     std::span<const ImageGrid> grids,
-                                    const TraceFn* trace = nullptr) const;
+                                    const TraceFn* trace = nullptr, int64_t chunk_rows = 0) const;
 
  private:
   const VisionConfig& config_;

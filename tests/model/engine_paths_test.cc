@@ -90,6 +90,29 @@ TEST_F(EnginePathsTest, TwoImagesInOnePromptAreSplicedInOrder) {
   EXPECT_EQ(result->sequences[0].generated.size(), 2u);
 }
 
+// The q/k/v product and the MLP run over row chunks (kVisionChunkBytes); chunks of 37 rows end
+// at odd rows inside an image and span the boundary between the two images, which the bf16 key
+// packing must handle: bit-identical to one chunk, in either precision.
+TEST_F(EnginePathsTest, VisionRowChunksChangeNoBit) {
+  const std::vector<float> doc = Pixels("doc_400x300"), odd = Pixels("odd_333x517");
+  std::vector<float> both = doc;
+  both.insert(both.end(), odd.begin(), odd.end());
+  const ImageGrid grids[] = {{1, 22, 28}, {1, 36, 24}};
+  ComputeOptions bf16;
+  bf16.precision = Precision::kBf16;
+  auto bf16_model = Model::Load(kGolden + "/model", {}, true, &pool_, bf16);
+  ASSERT_TRUE(bf16_model) << bf16_model.error().ToString();
+  for (const Model* model : {model_.get(), bf16_model->get()}) {
+    auto whole = model->vision().Encode(pool_, both, grids, nullptr, 1 << 20);
+    ASSERT_TRUE(whole) << whole.error().ToString();
+    for (int64_t rows : {int64_t{37}, int64_t{256}, int64_t{616}}) {
+      auto chunked = model->vision().Encode(pool_, both, grids, nullptr, rows);
+      ASSERT_TRUE(chunked) << chunked.error().ToString();
+      EXPECT_EQ(*chunked, *whole) << PrecisionName(model->precision()) << ", chunks of " << rows;
+    }
+  }
+}
+
 TEST_F(EnginePathsTest, VisionRejectsInconsistentInputs) {
   const std::vector<float> doc = Pixels("doc_400x300");
   const ImageGrid wrong{1, 22, 30};
