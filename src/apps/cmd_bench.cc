@@ -234,17 +234,22 @@ int RunBench(const BenchArgs& args, const GlobalOptions& global) {
     measure_bandwidth(fresh_after, weights_after);
     bandwidth = std::max({bandwidth, fresh_after, weights_after});
     const double weight_bytes = DecodeWeightBytes(model);
-    const double gbps = weight_bytes / best_decode / 1e9;
+    // Every step also reads its sequence's keys and values: the mean context over the steps
+    // times the cache's bytes per token (float32 or bf16, as the precision stores them).
+    const double kv_bytes = (args.prefill + (args.decode_tokens - 1) / 2.0) *
+                            static_cast<double>(model.KvBlockBytes(64)) / 64;
+    const double gbps = (weight_bytes + kv_bytes) / best_decode / 1e9;
     std::printf(
-        "decode (batch 1, context %d): %.1f ms/token, %.1f tokens/s, weights %.0f MB/token "
-        "-> %.1f GB/s = %.1f%% of read bandwidth %.1f GB/s (after decode: fresh %.1f, packed "
-        "%.1f)\n",
-        args.prefill, best_decode * 1e3, 1 / best_decode, weight_bytes / 1e6, gbps,
+        "decode (batch 1, context %d): %.1f ms/token, %.1f tokens/s, weights %.0f MB + KV cache "
+        "%.1f MB per token -> %.1f GB/s = %.1f%% of read bandwidth %.1f GB/s (after decode: "
+        "fresh %.1f, packed %.1f)\n",
+        args.prefill, best_decode * 1e3, 1 / best_decode, weight_bytes / 1e6, kv_bytes / 1e6, gbps,
         100 * gbps / bandwidth, bandwidth, fresh_after, weights_after);
     report["decode"] = {{"context", args.prefill},
                         {"seconds_per_token", best_decode},
                         {"tokens_per_second", 1 / best_decode},
                         {"weight_bytes_per_token", weight_bytes},
+                        {"kv_bytes_per_token", kv_bytes},
                         {"gbps", gbps},
                         {"read_bandwidth_gbps", bandwidth},
                         {"fraction_of_bandwidth", gbps / bandwidth}};

@@ -4,6 +4,7 @@
 // option named).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -74,8 +75,11 @@ TEST(BenchCliTest, EngineFiguresOnTheGoldenModel) {
   EXPECT_GT(report["engine_page"]["weights_bytes"].get<double>(), 0);
 }
 
-// Each precision and weight format runs, and names its own peak.
+// Each precision and weight format runs, and names its own peak; decode counts the KV cache's
+// bytes as its precision stores them (bf16 pairs take half the float32 cache's bytes, less for
+// the padding of the tiny model's head width).
 TEST(BenchCliTest, EveryModeNamesItsPeak) {
+  std::map<std::string, double> kv_bytes;
   for (const auto& [precision, weights, peak] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
            {"fp32", "bf16", "fma_peak_gflops"},
@@ -91,7 +95,10 @@ TEST(BenchCliTest, EveryModeNamesItsPeak) {
     EXPECT_EQ(report["precision"], precision);
     EXPECT_EQ(report["weights"], weights);
     EXPECT_EQ(report["prefill"]["peak"], peak) << Describe(r);
+    kv_bytes[precision] = report["decode"]["kv_bytes_per_token"].get<double>();
   }
+  EXPECT_GT(kv_bytes["bf16"], 0);
+  EXPECT_LT(kv_bytes["bf16"], kv_bytes["fp32"]);
 }
 
 TEST(BenchCliTest, EngineFlagsAreChecked) {
