@@ -88,26 +88,27 @@ void KvCache::Write(ThreadPool& pool, int layer, std::span<const int32_t> table,
   }
 }
 
+template <class Word, class Chunk>
+void KvCache::AppendChunks(int layer, std::span<const int32_t> table, int64_t tokens,
+                           std::vector<Chunk>& out) const {
+  for (int64_t start = 0; start < tokens; start += block_tokens_) {
+    const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
+    out.push_back({static_cast<const Word*>(keys_.get()) + KeyOffset(layer, block),
+                   static_cast<const Word*>(values_.get()) + ValueOffset(layer, block),
+                   std::min(block_tokens_, tokens - start), block_tokens_});
+  }
+}
+
 void KvCache::Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
                      std::vector<ops::KvChunk>& out) const {
   MINERU_CHECK(precision_ == Precision::kFp32, "float32 chunks of a bf16 KV cache");
-  for (int64_t start = 0; start < tokens; start += block_tokens_) {
-    const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
-    out.push_back({static_cast<const float*>(keys_.get()) + KeyOffset(layer, block),
-                   static_cast<const float*>(values_.get()) + ValueOffset(layer, block),
-                   std::min(block_tokens_, tokens - start), block_tokens_});
-  }
+  AppendChunks<float>(layer, table, tokens, out);
 }
 
 void KvCache::Bf16Chunks(int layer, std::span<const int32_t> table, int64_t tokens,
                          std::vector<ops::Bf16KvChunk>& out) const {
   MINERU_CHECK(precision_ == Precision::kBf16, "bf16 chunks of a float32 KV cache");
-  for (int64_t start = 0; start < tokens; start += block_tokens_) {
-    const int32_t block = table[static_cast<size_t>(start / block_tokens_)];
-    out.push_back({static_cast<const uint32_t*>(keys_.get()) + KeyOffset(layer, block),
-                   static_cast<const uint32_t*>(values_.get()) + ValueOffset(layer, block),
-                   std::min(block_tokens_, tokens - start), block_tokens_});
-  }
+  AppendChunks<uint32_t>(layer, table, tokens, out);
 }
 
 }  // namespace mineru::model

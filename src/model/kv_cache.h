@@ -71,6 +71,11 @@ class KvCache {
     return (int64_t{layer} * num_blocks_ + block) * block_value_words_;
   }
 
+  // Appends the chunks of `layer` over `tokens` tokens of `table`, as Word (float or uint32_t).
+  template <class Word, class Chunk>
+  void AppendChunks(int layer, std::span<const int32_t> table, int64_t tokens,
+                    std::vector<Chunk>& out) const;
+
   ops::AttentionShape shape_;
   Precision precision_ = Precision::kFp32;
   int num_layers_ = 0;
