@@ -418,6 +418,27 @@ def safetensors():
     write("safetensors", "three", struct.pack("<Q", len(header)) + header + bytes(range(16)))
 
 
+def weights_files():
+    """An int8 file (quantize) and a panels file (pack), each of one tensor, for checkpoint "fp"."""
+
+    def file(magic, header, tensor_bytes):
+        text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+        offset = header["tensors"]["t"]["offset"]
+        prefix = magic + struct.pack("<Q", len(text)) + text
+        return prefix + b"\0" * (offset - len(prefix)) + tensor_bytes
+
+    q8 = {"fingerprint": "fp", "format": 1, "group": 32, "layout": "q8-panels-16",
+          "tensors": {"t": {"bytes": 576, "cols": 32, "offset": 4096, "rows": 16}}}
+    # 16 x 32 weight bytes (stored + 128), then 16 float32 scales of 1/127.
+    write("weights_file", "int8", file(b"MINERUQ8", q8,
+                                       bytes(range(128, 256)) * 4 + struct.pack("<16f", *[1 / 127] * 16)))
+    panels = {"depth_block": 1024, "fingerprint": "fp", "format": 1, "layout": "panels-32",
+              "panel_cols": 32,
+              "tensors": {"t": {"bytes": 512, "cols": 8, "dtype": "BF16", "offset": 4096,
+                                "rows": 20}}}
+    write("weights_file", "panels", file(b"MINERUPK", panels, bytes(range(256)) * 2))
+
+
 def tokenizer():
     fixture = (DATA / "tokenizer" / "fixture_tokenizer.json").read_bytes()
     write("tokenizer_load", "fixture", fixture)
@@ -449,6 +470,7 @@ def main():
     document_outputs(image_seeds)
     shared_tasks()
     safetensors()
+    weights_files()
     tokenizer()
 
 

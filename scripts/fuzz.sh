@@ -64,7 +64,8 @@ dictionary() {
   case "$1" in
     http_request | http_head) echo fuzz/dict/http.dict ;;
     multipart) echo fuzz/dict/multipart.dict ;;
-    chat_request | celery_message | shared_task | tokenizer_load | safetensors) echo fuzz/dict/json.dict ;;
+    chat_request | celery_message | shared_task | tokenizer_load | safetensors | weights_file)
+      echo fuzz/dict/json.dict ;;
   esac
 }
 

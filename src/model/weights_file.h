@@ -75,15 +75,19 @@ class WeightsFile {
   Result<ops::PackedMatrix> View(const std::string& name, int64_t rows, int64_t cols,
                                  DType dtype) const;
 
-  WeightsFileKind kind() const { return kind_; }
-  const std::string& path() const { return file_.path(); }
-  size_t tensors() const { return entries_.size(); }
-
- private:
+  // What the header lists for a tensor, validated: bytes at [offset, offset + bytes) of the
+  // file, exactly the layout's size for [rows, cols] in dtype.
   struct Entry {
     int64_t rows, cols, offset, bytes;
     DType dtype;
   };
+
+  WeightsFileKind kind() const { return kind_; }
+  const std::string& path() const { return file_.path(); }
+  size_t tensors() const { return entries_.size(); }
+  const std::map<std::string, Entry, std::less<>>& entries() const { return entries_; }
+
+ private:
   WeightsFileKind kind_ = WeightsFileKind::kInt8;
   MappedFile file_;
   std::map<std::string, Entry, std::less<>> entries_;
