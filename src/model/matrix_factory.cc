@@ -24,9 +24,9 @@ Result<ops::PackedMatrix> MatrixFactory::Make(const std::string& name,
       DropMappedPages(m.data, static_cast<size_t>(m.rows * m.cols) * DTypeSize(m.dtype));
     }
   };
+  int64_t rows = 0;
+  for (const ops::MatrixView& m : parts) rows += m.rows;
   if (options_.weights == WeightFormat::kInt8) {
-    int64_t rows = 0;
-    for (const ops::MatrixView& m : parts) rows += m.rows;
     if (file_ != nullptr) return file_->View(name, rows, parts[0].cols, DType::kI8);
     ops::PackedMatrix q8 = ops::PackedMatrix::Q8(ops::Q8Matrix::Quantize(pool_, parts));
     drop_pages();
@@ -34,11 +34,10 @@ Result<ops::PackedMatrix> MatrixFactory::Make(const std::string& name,
   }
   if (options_.precision == Precision::kBf16) return ops::PackedMatrix::Bf16Rows(parts);
   if (file_ != nullptr) {
-    // The panels Pack would write for these parts: bf16 from bf16 weights, f32 from f32 / f16.
-    int64_t rows = 0;
-    for (const ops::MatrixView& m : parts) rows += m.rows;
-    const DType panel = parts[0].dtype == DType::kBF16 ? DType::kBF16 : DType::kF32;
-    MINERU_ASSIGN_OR_RETURN(ops::PackedMatrix view, file_->View(name, rows, parts[0].cols, panel));
+    // The panels Pack would write for these parts.
+    MINERU_ASSIGN_OR_RETURN(
+        ops::PackedMatrix view,
+        file_->View(name, rows, parts[0].cols, ops::PackedMatrix::PanelDType(parts[0].dtype)));
     // As after packing: the fp32 path never reads these rows again, so pages a caller faulted
     // in (or readahead did) need not stay resident.
     drop_pages();

@@ -65,6 +65,11 @@ class PackedMatrix {
   // at least one part. Parallel over the pool. Violations are programming errors (weights are
   // validated when loaded) and abort through MINERU_CHECK.
   static PackedMatrix Pack(ThreadPool& pool, std::span<const MatrixView> parts);
+  // The panel element type Pack gives weights of `source`: bf16 stays bf16, f32 and f16 become
+  // f32 (f16 widened exactly).
+  static DType PanelDType(DType source) {
+    return source == DType::kBF16 ? DType::kBF16 : DType::kF32;
+  }
   static PackedMatrix Pack(ThreadPool& pool, const MatrixView& w);
 
   // A non-owning view of panels in the layout above, exactly the bytes Pack gives for [rows,

@@ -375,7 +375,7 @@ PackedMatrix PackedMatrix::Pack(ThreadPool& pool, std::span<const MatrixView> pa
   PackedMatrix packed;
   packed.rows_ = src.rows();
   packed.cols_ = src.cols();
-  packed.dtype_ = src_dtype == DType::kBF16 ? DType::kBF16 : DType::kF32;
+  packed.dtype_ = PanelDType(src_dtype);
   const int64_t bytes = packed.bytes();
   if (bytes == 0) return packed;
   packed.storage_.reset(
