@@ -62,10 +62,10 @@ void PrintComputePeaks(const ComputePeaks& peaks) {
     std::printf("  bf16 dot peak        not available on this CPU (no AVX-512 BF16)\n");
   }
   if (peaks.int8_dot_gops > 0) {
-    std::printf("  int8 dot peak        %8.1f GOP/s (measured: AVX-512 VNNI vpdpbusd)\n",
-                peaks.int8_dot_gops);
+    std::printf("  int8 dot peak        %8.1f GOP/s (measured: %s)\n", peaks.int8_dot_gops,
+                ops::Int8DotPeakInstructions());
   } else {
-    std::printf("  int8 dot peak        not available on this CPU (no AVX-512 VNNI)\n");
+    std::printf("  int8 dot peak        not available on this CPU (no AVX-512 VNNI or AVX2)\n");
   }
 }
 

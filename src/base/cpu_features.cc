@@ -16,9 +16,15 @@ bool HasAvx512Base() {
 
 bool CpuHasAvx512Bf16() { return HasAvx512Base() && __builtin_cpu_supports("avx512bf16"); }
 bool CpuHasAvx512Vnni() { return HasAvx512Base() && __builtin_cpu_supports("avx512vnni"); }
+// libgcc's answers for AVX and above already require the OS-enabled YMM state in XCR0.
+bool CpuHasAvx2Fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 #else
 bool CpuHasAvx512Bf16() { return false; }
 bool CpuHasAvx512Vnni() { return false; }
+bool CpuHasAvx2Fma() { return false; }
 #endif
 
 }  // namespace mineru

@@ -23,11 +23,15 @@ double MeasureFmaPeakGflops(ThreadPool& pool, double seconds = 0.3);
 // CpuHasAvx512Bf16() is false).
 double MeasureBf16DotPeakGflops(ThreadPool& pool, double seconds = 0.3);
 
-// G operations/s of independent AVX-512 VNNI vpdpbusd chains (u8 x s8 into int32) on every pool
-// thread: each instruction multiplies 64 byte pairs and adds them into 16 int32 lanes, counted
-// as 128 operations (2 per pair). Best of a few runs of about `seconds` each; 0 means not
-// available (CpuHasAvx512Vnni() is false).
+// G operations/s of independent int8 dot-product chains on every pool thread, with the
+// instructions the int8 product (ops/q8_matrix.h) is built on here: AVX-512 VNNI vpdpbusd (u8 x
+// s8 into int32; 64 byte pairs, counted as 128 operations, 2 per pair) where the CPU has it,
+// else AVX2 vpmaddubsw + vpmaddwd + vpaddd (32 byte pairs into 8 int32 lanes, 64 operations; the
+// kernel's sign transfer, one more instruction, is not counted, so the figure is the ceiling of
+// any AVX2 int8 dot). Best of a few runs of about `seconds` each; 0 means neither is available.
 double MeasureInt8DotPeakGops(ThreadPool& pool, double seconds = 0.3);
+// What MeasureInt8DotPeakGops measures on this CPU, in words ("" where it returns 0).
+const char* Int8DotPeakInstructions();
 
 // GB/s of streaming reads of a fresh `bytes` buffer (far larger than the caches) split across
 // the pool's threads, best of `repeats` passes.

@@ -39,8 +39,13 @@ TEST(MachinePeakTest, Int8DotPeakIsPositiveExactlyWhereSupported) {
   EXPECT_TRUE(std::isfinite(peak));
   if (CpuHasAvx512Vnni()) {
     EXPECT_GT(peak, 0);
+    EXPECT_STREQ(Int8DotPeakInstructions(), "AVX-512 VNNI vpdpbusd");
+  } else if (CpuHasAvx2Fma()) {
+    EXPECT_GT(peak, 0);
+    EXPECT_STREQ(Int8DotPeakInstructions(), "AVX2 vpmaddubsw + vpmaddwd");
   } else {
     EXPECT_EQ(peak, 0);
+    EXPECT_STREQ(Int8DotPeakInstructions(), "");
   }
 }
 
@@ -55,6 +60,7 @@ TEST(MachinePeakTest, OneThreadWorks) {
 TEST(MachinePeakTest, NoDotFeaturesOffX86) {
   EXPECT_FALSE(CpuHasAvx512Bf16());
   EXPECT_FALSE(CpuHasAvx512Vnni());
+  EXPECT_FALSE(CpuHasAvx2Fma());
 }
 #endif
 
