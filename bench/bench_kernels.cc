@@ -103,10 +103,18 @@ void BM_PackedMatMulF32(benchmark::State& state) {
   SetMatMulCounters(state, m, k, n, static_cast<double>(packed.bytes()));
 }
 
-// args: m, k, n. The bf16 weights of BM_PackedMatMul quantized to Q8 (1.125 bytes per weight)
-// once outside the timed loop; the activations are quantized inside it, as the engine would.
+// args: m, k, n, path (an index into Q8MatMulPaths(): 0 is the one MatMul takes by itself). The
+// bf16 weights of BM_PackedMatMul quantized to Q8 (1.125 bytes per weight) once outside the
+// timed loop; the activations are quantized inside it, as the engine would.
 void BM_Q8MatMul(benchmark::State& state) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const std::vector<const char*> paths = Q8MatMulPaths();
+  const auto path = static_cast<size_t>(state.range(3));
+  if (path >= paths.size()) {
+    state.SkipWithError("no such path on this CPU");
+    return;
+  }
+  ForceQ8MatMulPath(paths[path]);
   const std::vector<float> x = Random(static_cast<size_t>(m * k));
   Q8Matrix q8;
   {
@@ -120,6 +128,7 @@ void BM_Q8MatMul(benchmark::State& state) {
   }
   SetMatMulCounters(state, m, k, n, static_cast<double>(q8.bytes()), "GOP/s");
   state.SetLabel(Q8MatMulPath());
+  ForceQ8MatMulPath("");
 }
 
 // The Q8 comparison: decode (m = 1), a prefill chunk and a whole vision page, over the vision
@@ -128,6 +137,21 @@ void Q8Shapes(benchmark::internal::Benchmark* b) {
   for (int64_t m : {1, 512, 5476}) {
     b->Args({m, 1280, 5120});
     b->Args({m, 896, 4864});
+  }
+}
+// The same shapes on the path MatMul takes by itself.
+void Q8ShapesBestPath(benchmark::internal::Benchmark* b) {
+  for (int64_t m : {1, 512, 5476}) {
+    b->Args({m, 1280, 5120, 0});
+    b->Args({m, 896, 4864, 0});
+  }
+}
+// The same product on every other path this CPU has (the slower kernel sets and the portable
+// loop), at decode and a prefill chunk: what a CPU without the best instructions gets.
+void Q8OtherPaths(benchmark::internal::Benchmark* b) {
+  const auto paths = static_cast<int64_t>(Q8MatMulPaths().size());
+  for (int64_t path = 1; path < paths; ++path) {
+    for (int64_t m : {1, 64}) b->Args({m, 896, 4864, path});
   }
 }
 
@@ -193,7 +217,8 @@ BENCHMARK(BM_PackedMatMul)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 // Q8 next to the bf16 and f32 packed products on the same shapes.
-BENCHMARK(BM_Q8MatMul)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Q8MatMul)->Apply(Q8ShapesBestPath)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Q8MatMul)->Apply(Q8OtherPaths)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_PackedMatMul)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_PackedMatMulF32)->Apply(Q8Shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 // Vision attention (16 heads of 80), decoder prefill (14/2 heads of 64, causal), one decode step.

@@ -2,8 +2,9 @@
 // Weight matrices quantized to int8 with one float32 scale per group of kQ8Group depth elements
 // (the Q8_0 scheme of llama.cpp), and a batch-invariant product that quantizes the activations
 // the same way on the fly and multiplies in integers: AVX-512 VNNI (vpdpbusd) where the CPU has
-// it, a portable loop with the same arithmetic everywhere else. y[i, :] depends only on x[i, :]:
-// never on how many rows are in the call, which path ran or how many threads there are.
+// it, AVX2 (vpmaddubsw) where it has that, a portable loop with the same arithmetic elsewhere. y[i,
+// :] depends only on x[i, :]: never on how many rows are in the call, which path ran or how many
+// threads there are.
 //
 // Quantization, in float32, of a group of 32 values v[0..31] (depths 32 g .. 32 g + 31 of one
 // weight row or one activation row; depths past K count as 0.0f):
@@ -31,6 +32,8 @@
 #include <memory>
 #include <new>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "base/thread_pool.h"
@@ -109,8 +112,10 @@ class Q8Matrix {
 //   y[i, j] = accumulate ? y[i, j] + (acc + b) : acc + b
 // float(dot) is exact (|dot| <= 32 * 127 * 127 < 2^24). The VNNI kernel forms dot as the
 // unsigned-by-signed sum over the stored bytes q + 128, starting from -128 * sum_t p[i, 32 g + t]
-// (computed once per row and group), which is the same integer. Every tile shape, row tiling and
-// thread split computes exactly this, so both paths give the bits of reference::MatMulQ8.
+// (computed once per row and group), which is the same integer; the AVX2 kernel forms it from
+// the signed bytes q directly (cpu/q8_avx2.cc says how it avoids vpmaddubsw's saturation). Every
+// path, tile shape, row tiling and thread split computes exactly this, so all give the bits of
+// reference::MatMulQ8.
 //
 // Speed: with few rows (decode) every weight byte is read from memory once for all rows; with
 // many (prefill, vision) a few panels stay in L2 while a block of rows, sized to fit L2 beside
@@ -119,10 +124,14 @@ class Q8Matrix {
 void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Q8Matrix& w,
             const float* bias, float* y, int64_t ldy, bool accumulate);
 
-// The path MatMul over a Q8Matrix takes now: "avx512vnni" or "portable".
+// The paths MatMul over a Q8Matrix can take on this CPU, fastest first: "avx512vnni" and
+// "avx2" where the CPU has them, then always "portable".
+std::vector<const char*> Q8MatMulPaths();
+// The path MatMul takes now: the first of Q8MatMulPaths() unless one is forced.
 const char* Q8MatMulPath();
-// For tests and benchmarks: true forces the portable path even where VNNI exists; false
-// restores the run-time choice. Not for use while a product is running.
-void ForceQ8MatMulPortable(bool portable);
+// For tests and benchmarks: makes MatMul take `path`, one of Q8MatMulPaths() (false, and no
+// change, for any other name); an empty name restores the run-time choice. Not for use while a
+// product is running.
+bool ForceQ8MatMulPath(std::string_view path);
 
 }  // namespace mineru::ops

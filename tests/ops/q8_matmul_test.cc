@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "ops/q8_matrix.h"
 #include "ops/reference.h"
 #include "ops_test_util.h"
@@ -38,25 +39,36 @@ bool CpuHasVnni() {
 #endif
 }
 
-// Runs body once per path this CPU can take: the VNNI kernel where it exists, and always the
-// portable loop.
+// Runs body once per path this CPU can take: each kernel set it has, and always the portable
+// loop.
 template <class Body>
 void ForEachQ8Path(const Body& body) {
-  for (bool portable : {false, true}) {
-    if (!portable && !CpuHasVnni()) continue;
-    ForceQ8MatMulPortable(portable);
+  for (const char* path : Q8MatMulPaths()) {
+    ASSERT_TRUE(ForceQ8MatMulPath(path));
     SCOPED_TRACE(std::string("path ") + Q8MatMulPath());
     body();
     if (::testing::Test::HasFatalFailure()) break;
   }
-  ForceQ8MatMulPortable(false);
+  ForceQ8MatMulPath("");
 }
 
-TEST(Q8MatMulTest, VnniPathIsTakenWhereTheCpuHasIt) {
-  EXPECT_STREQ(Q8MatMulPath(), CpuHasVnni() ? "avx512vnni" : "portable");
-  ForceQ8MatMulPortable(true);
-  EXPECT_STREQ(Q8MatMulPath(), "portable");
-  ForceQ8MatMulPortable(false);
+// Every kernel set the CPU has is offered, fastest first, and taken unless another is forced.
+TEST(Q8MatMulTest, EveryPathTheCpuHasIsOfferedAndTaken) {
+  std::vector<std::string> expected;
+  if (CpuHasVnni()) expected.emplace_back("avx512vnni");
+  if (CpuHasAvx2Fma()) expected.emplace_back("avx2");
+  expected.emplace_back("portable");
+  const std::vector<const char*> paths = Q8MatMulPaths();
+  ASSERT_EQ(std::vector<std::string>(paths.begin(), paths.end()), expected);
+  EXPECT_EQ(Q8MatMulPath(), expected.front());
+  for (const std::string& path : expected) {
+    EXPECT_TRUE(ForceQ8MatMulPath(path));
+    EXPECT_EQ(Q8MatMulPath(), path);
+  }
+  EXPECT_FALSE(ForceQ8MatMulPath("avx1024"));
+  EXPECT_EQ(Q8MatMulPath(), expected.back());  // a refused name changes nothing
+  EXPECT_TRUE(ForceQ8MatMulPath(""));
+  EXPECT_EQ(Q8MatMulPath(), expected.front());
 }
 
 struct Problem {
@@ -310,6 +322,50 @@ TEST(Q8MatMulTest, ViewOfTheBytesGivesTheSameProduct) {
   Q8Matrix moved = std::move(*view);
   EXPECT_EQ(moved.data(), aligned);
   EXPECT_EQ(moved.bytes(), owned.bytes());
+}
+
+// Bytes that no quantizer writes (0, i.e. q = -128, and every other value, at random) against
+// activations at both ends of their range (+-127 after quantization): the kernels' integer
+// tricks (the AVX2 kernel's sign transfer, the VNNI kernel's correction) must still give the
+// portable loop's exact sums, with no saturation, for whatever a file holds.
+TEST(Q8MatMulTest, AnyStoredBytesGiveThePortableProductOnEveryPath) {
+  ThreadPool pool(2);
+  const int64_t rows = 33, cols = 100;  // 3 panels, the last partial; 4 groups, the last partial
+  const auto bytes = static_cast<size_t>(Q8Matrix::BytesFor(rows, cols));
+  std::vector<uint8_t> file(bytes + 64);
+  uint8_t* aligned = file.data() + (64 - reinterpret_cast<uintptr_t>(file.data()) % 64) % 64;
+  uint32_t state = 12345;
+  for (size_t i = 0; i < bytes; ++i) {
+    state = state * 1664525u + 1013904223u;
+    aligned[i] = static_cast<uint8_t>(state >> 24);
+  }
+  for (size_t i = 0; i < bytes; i += 97) aligned[i] = 0;  // q = -128: |q| = 128 in AVX2's split
+  for (size_t i = 50; i < bytes; i += 89) aligned[i] = 255;
+  const size_t panel_bytes = bytes / 3;
+  for (size_t p = 0; p < 3; ++p) {  // scales finite: small positive floats
+    for (size_t g = 0; g < 4; ++g) {
+      for (size_t c = 0; c < 16; ++c) {
+        const float d = 1e-3f * static_cast<float>(1 + (p * 64 + g * 16 + c) % 7);
+        std::memcpy(aligned + p * panel_bytes + g * 576 + 512 + 4 * c, &d, 4);
+      }
+    }
+  }
+  Result<Q8Matrix> w = Q8Matrix::View({aligned, bytes}, rows, cols);
+  ASSERT_TRUE(w.has_value()) << w.error().ToString();
+  const int64_t m = 7;
+  std::vector<float> x(static_cast<size_t>(m * cols));
+  for (size_t i = 0; i < x.size(); ++i) {  // each group's extremes are +-1 -> +-127
+    x[i] = (i % 3 == 0) ? 1.0f : (i % 3 == 1 ? -1.0f : 0.18f * static_cast<float>(i % 11) - 0.9f);
+  }
+  ASSERT_TRUE(ForceQ8MatMulPath("portable"));
+  std::vector<float> want(static_cast<size_t>(m * rows));
+  MatMul(pool, x.data(), m, cols, *w, nullptr, want.data(), rows, false);
+  ForceQ8MatMulPath("");
+  ForEachQ8Path([&] {
+    std::vector<float> y(want.size());
+    MatMul(pool, x.data(), m, cols, *w, nullptr, y.data(), rows, false);
+    EXPECT_EQ(y, want);
+  });
 }
 
 TEST(Q8MatMulTest, ViewRejectsWrongSizesAlignmentAndShapes) {

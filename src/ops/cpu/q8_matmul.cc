@@ -1,49 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
 // Quantization into the Q8Matrix layout and MatMul over it (contract in ops/q8_matrix.h).
 //
-// Two paths with one arithmetic. On x86-64 CPUs with AVX-512 VNNI (checked at run time; the
-// file is compiled for the baseline, and only the functions marked Q8_TARGET use AVX-512) a
-// register-tile kernel multiplies R rows by C panels: per group, R x C int32 accumulators start
-// at the row's correction -128 * sum(p) and take 8 vpdpbusd steps (unsigned weight bytes x the
-// row's 4 signed activation bytes, broadcast); then each is converted to float and folded into
-// its float accumulator with one multiply (d * s) and one fused multiply-add, as the contract
-// says. Everywhere else a plain loop computes the same integers and the same float operations.
-// Highway 1.0.3 (Debian 12's) has no VNNI target, hence raw intrinsics.
+// The driver: the run-time choice of a kernel set (cpu/q8_kernels.h: AVX-512 VNNI in
+// cpu/q8_vnni.cc, AVX2 in cpu/q8_avx2.cc), the quantization of the activations, the split of
+// the work, and the portable loop that is both the fallback and every kernel set's twin: the
+// contract literally, the same integers and the same float operations.
 //
-// Work split (as cpu/packed_matmul.cc): tasks are (row block, contiguous run of panels). A task
-// walks its run C panels at a time and, for each C, sweeps its row tiles over them: the C
-// panels' bytes (C x K x 18 bytes) stay in L2 while the tiles reuse them, and with one row tile
-// (decode) every weight byte is read from memory exactly once. Row blocks are sized so the
-// block's quantized rows fit in L2 beside the panels.
+// Work split: tasks are (row block, contiguous run of panels). A task walks its run C panels at
+// a time and, for each C, sweeps its row tiles over them: the C panels' bytes (C x K x 18 bytes)
+// stay in L2 while the tiles reuse them, and with one row tile (decode) every weight byte is
+// read from memory exactly once. Row blocks are sized so the block's quantized rows fit in L2
+// beside the panels.
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "ops/cpu/q8_kernels.h"
 #include "ops/q8_matrix.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-// GCC 12's AVX-512 headers build "undefined" vectors by self-initialization (__m512 __Y = __Y),
-// which -Wmaybe-uninitialized reports at every inlined use; the value is never read.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define MINERU_Q8_X86 1
-#define Q8_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,fma")))
-#else
-#define MINERU_Q8_X86 0
-#endif
 
 namespace mineru::ops {
 namespace {
 
-constexpr size_t kGroup = static_cast<size_t>(kQ8Group);
-constexpr size_t kPanel = static_cast<size_t>(kQ8PanelCols);
-constexpr size_t kBlockBytes = static_cast<size_t>(kQ8GroupBytes);
-constexpr size_t kScaleOffset = kPanel * kGroup;  // the 16 scales follow the 512 bytes of q
+using q8::kBlockBytes;
+using q8::kGroup;
+using q8::kMaxTileRows;
+using q8::kPanel;
+using q8::kScaleOffset;
+using q8::QuantizedRows;
+
 // Quantized activation rows per row block: about this many bytes of them, within the bounds.
 constexpr size_t kRowBlockBytes = 512 * 1024;
 constexpr size_t kMinRowBlock = 48, kMaxRowBlock = 384;
@@ -72,17 +62,10 @@ inline float QuantizeGroup(const float* v, size_t count, int8_t* q) {
   return scale;
 }
 
-// Activations of a call, quantized: row i's values at q[i * kp], its scales at s[i * groups]
-// and corrections -128 * sum_t p[i, 32 g + t] at c[i * groups].
-struct QuantizedRows {
-  size_t kp = 0, groups = 0;
-  std::unique_ptr<int8_t[]> q;
-  std::unique_ptr<float[]> s;
-  std::unique_ptr<int32_t[]> c;
-};
+}  // namespace
 
-void QuantizeRowPortable(const float* x, size_t depth, size_t groups, int8_t* q, float* s,
-                         int32_t* c) {
+void q8::QuantizeRowPortable(const float* x, size_t depth, size_t groups, int8_t* q, float* s,
+                             int32_t* c) {
   for (size_t g = 0; g < groups; ++g) {
     const size_t k0 = g * kGroup;
     s[g] = QuantizeGroup(x + k0, std::min(kGroup, depth - k0), q + k0);
@@ -92,21 +75,11 @@ void QuantizeRowPortable(const float* x, size_t depth, size_t groups, int8_t* q,
   }
 }
 
-// What every task of one call reads and writes.
-struct Q8Job {
-  const QuantizedRows* x;
-  const uint8_t* panels;
-  size_t panel_bytes;
-  size_t n;
-  const float* bias;
-  float* y;
-  size_t ldy;
-  bool accumulate;
-};
+namespace {
 
 // Rows [i0, i0 + rows) of y over panels [p0, p0 + count): the contract literally, over the
 // stored bytes.
-void RowsPortable(const Q8Job& job, size_t i0, size_t rows, size_t p0, size_t count) {
+void RowsPortable(const q8::Job& job, size_t i0, size_t rows, size_t p0, size_t count) {
   const QuantizedRows& x = *job.x;
   for (size_t i = i0; i < i0 + rows; ++i) {
     const int8_t* qx = x.q.get() + i * x.kp;
@@ -135,171 +108,38 @@ void RowsPortable(const Q8Job& job, size_t i0, size_t rows, size_t p0, size_t co
   }
 }
 
-#if MINERU_Q8_X86
-
-// The group quantization of QuantizeGroup with 16-lane vectors: the same max (exact in any
-// order), the same IEEE division and rounding (cvtps uses the default round to nearest even),
-// the same clamp, so the same bytes.
-Q8_TARGET void QuantizeRowVnni(const float* x, size_t depth, size_t groups, int8_t* q, float* s,
-                               int32_t* c) {
-  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
-  for (size_t g = 0; g < groups; ++g) {
-    const size_t k0 = g * kGroup, count = std::min(kGroup, depth - k0);
-    const __mmask16 m0 = count >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << count) - 1);
-    const __mmask16 m1 = count >= 32  ? 0xFFFF
-                         : count > 16 ? static_cast<__mmask16>((1u << (count - 16)) - 1)
-                                      : 0;
-    const __m512 v0 = _mm512_maskz_loadu_ps(m0, x + k0);
-    const __m512 v1 = _mm512_maskz_loadu_ps(m1, x + k0 + 16);
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-    const float scale = amax / 127.0f;
-    s[g] = scale;
-    if (scale == 0.0f) {
-      std::memset(q + k0, 0, kGroup);
-      c[g] = 0;
-      continue;
+// The kernel sets this CPU can run, best first, then the portable loop (null).
+struct Paths {
+  std::array<const q8::KernelSet*, 3> sets{};
+  size_t count = 0;
+  Paths() {
+    for (const q8::KernelSet* set : {q8::VnniKernels(), q8::Avx2Kernels()}) {
+      if (set != nullptr) sets[count++] = set;
     }
-    const __m512 sv = _mm512_set1_ps(scale);
-    const __m512i q0 =
-        _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(_mm512_div_ps(v0, sv)), lo), hi);
-    const __m512i q1 =
-        _mm512_min_epi32(_mm512_max_epi32(_mm512_cvtps_epi32(_mm512_div_ps(v1, sv)), lo), hi);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k0), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k0 + 16), _mm512_cvtepi32_epi8(q1));
-    c[g] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    sets[count++] = nullptr;
   }
+};
+
+const Paths& AvailablePaths() {
+  static const Paths paths;
+  return paths;
 }
 
-// Tiles have at most this many rows; a tile of R rows takes up to PanelsForRows(R) panels, so
-// that its R C int32 and R C float accumulators, the C weight vectors of a step and one
-// broadcast fit the 32 vector registers (1 x 8, 2 x 5, 3 x 4, 4 x 3). Every shape has at least
-// 8 independent vpdpbusd chains to cover the instruction's latency; for many rows 4 x 3 gives
-// the most products per load (12 per 7).
-constexpr size_t kMaxTileRows = 4;
-constexpr size_t PanelsForRows(size_t rows) {
-  return rows == 1 ? 8 : rows == 2 ? 5 : rows == 3 ? 4 : 3;
-}
-constexpr size_t kMaxTilePanels = PanelsForRows(1);
+const char* PathName(const q8::KernelSet* set) { return set != nullptr ? set->name : "portable"; }
 
-// R rows x C panels over the whole depth, then the contract's epilogue. The accumulator arrays
-// are indexed only by constants of fully unrolled loops, so they live in registers.
-template <size_t R, size_t C>
-Q8_TARGET void TileVnni(const Q8Job& job, size_t i0, size_t p0) {
-  const QuantizedRows& x = *job.x;
-  const size_t groups = x.groups;
-  const uint8_t* wp[C];
-#pragma GCC unroll 16
-  for (size_t c = 0; c < C; ++c) wp[c] = job.panels + (p0 + c) * job.panel_bytes;
-  const int8_t* qx[R];
-  const float* sx[R];
-  const int32_t* cx[R];
-#pragma GCC unroll 16
-  for (size_t r = 0; r < R; ++r) {
-    qx[r] = x.q.get() + (i0 + r) * x.kp;
-    sx[r] = x.s.get() + (i0 + r) * groups;
-    cx[r] = x.c.get() + (i0 + r) * groups;
-  }
-  __m512 acc[R][C];
-#pragma GCC unroll 16
-  for (size_t r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (size_t c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
-  }
-  for (size_t g = 0; g < groups; ++g) {
-    __m512i dot[R][C];
-#pragma GCC unroll 16
-    for (size_t r = 0; r < R; ++r) {
-      const __m512i start = _mm512_set1_epi32(cx[r][g]);  // -128 * sum(p): undoes the + 128
-#pragma GCC unroll 16
-      for (size_t c = 0; c < C; ++c) dot[r][c] = start;
-    }
-    const size_t off = g * kBlockBytes;
-#pragma GCC unroll 8
-    for (size_t s = 0; s < 8; ++s) {
-      __m512i w[C];
-#pragma GCC unroll 16
-      for (size_t c = 0; c < C; ++c) w[c] = _mm512_load_si512(wp[c] + off + 64 * s);
-#pragma GCC unroll 16
-      for (size_t r = 0; r < R; ++r) {
-        int32_t four;
-        std::memcpy(&four, qx[r] + g * kGroup + 4 * s, 4);
-        const __m512i b = _mm512_set1_epi32(four);
-#pragma GCC unroll 16
-        for (size_t c = 0; c < C; ++c) dot[r][c] = _mm512_dpbusd_epi32(dot[r][c], w[c], b);
-      }
-    }
-    __m512 d[C];
-#pragma GCC unroll 16
-    for (size_t c = 0; c < C; ++c) {
-      d[c] = _mm512_load_ps(reinterpret_cast<const float*>(wp[c] + off + kScaleOffset));
-    }
-#pragma GCC unroll 16
-    for (size_t r = 0; r < R; ++r) {
-      const __m512 s = _mm512_set1_ps(sx[r][g]);
-#pragma GCC unroll 16
-      for (size_t c = 0; c < C; ++c) {  // acc = fma(float(dot), d * s, acc)
-        acc[r][c] =
-            _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][c]), _mm512_mul_ps(d[c], s), acc[r][c]);
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (size_t c = 0; c < C; ++c) {
-    const size_t col = (p0 + c) * kPanel;
-    if (col >= job.n) continue;  // a whole padding panel is never requested; kept for safety
-    const size_t valid = std::min(kPanel, job.n - col);
-    const __mmask16 mask = valid == kPanel ? 0xFFFF : static_cast<__mmask16>((1u << valid) - 1);
-    const __m512 b =
-        job.bias != nullptr ? _mm512_maskz_loadu_ps(mask, job.bias + col) : _mm512_setzero_ps();
-#pragma GCC unroll 16
-    for (size_t r = 0; r < R; ++r) {
-      float* out = job.y + (i0 + r) * job.ldy + col;
-      __m512 value = _mm512_add_ps(acc[r][c], b);  // acc + b
-      if (job.accumulate) value = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, out), value);
-      _mm512_mask_storeu_ps(out, mask, value);
-    }
-  }
-}
+// Index into AvailablePaths() forced by a test or benchmark, or -1 for the best.
+std::atomic<int> g_forced_path{-1};
 
-using TileFn = void (*)(const Q8Job&, size_t, size_t);
-
-template <size_t R, size_t... Cs>
-constexpr std::array<TileFn, sizeof...(Cs)> TileRow(std::index_sequence<Cs...>) {
-  return {{&TileVnni<R, std::min(Cs + 1, PanelsForRows(R))>...}};
-}
-template <size_t... Rs>
-constexpr auto TileTable(std::index_sequence<Rs...>) {
-  return std::array{TileRow<Rs + 1>(std::make_index_sequence<kMaxTilePanels>())...};
-}
-constexpr auto kTiles = TileTable(std::make_index_sequence<kMaxTileRows>());
-
-bool CpuHasVnni() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma");
-}
-
-#else
-
-constexpr size_t kMaxTileRows = 4;
-constexpr size_t PanelsForRows(size_t) { return 8; }
-bool CpuHasVnni() { return false; }
-
-#endif  // MINERU_Q8_X86
-
-std::atomic<bool> g_force_portable{false};
-
-bool UseVnni() {
-  static const bool has = CpuHasVnni();
-  return has && !g_force_portable.load(std::memory_order_relaxed);
+const q8::KernelSet* ChosenKernels() {
+  const int forced = g_forced_path.load(std::memory_order_relaxed);
+  return AvailablePaths().sets[forced >= 0 ? static_cast<size_t>(forced) : 0];
 }
 
 // Begin of range i when [0, total) is split into `parts` near-equal contiguous ranges.
 inline size_t SplitPoint(size_t total, size_t parts, size_t i) { return total * i / parts; }
 
 QuantizedRows QuantizeRows(ThreadPool& pool, const float* x, size_t m, size_t ldx, size_t depth,
-                           size_t groups, bool vnni) {
+                           size_t groups, const q8::KernelSet* kernels) {
   QuantizedRows rows;
   rows.kp = groups * kGroup;
   rows.groups = groups;
@@ -310,10 +150,8 @@ QuantizedRows QuantizeRows(ThreadPool& pool, const float* x, size_t m, size_t ld
     int8_t* q = rows.q.get() + i * rows.kp;
     float* s = rows.s.get() + i * groups;
     int32_t* c = rows.c.get() + i * groups;
-#if MINERU_Q8_X86
-    if (vnni) return QuantizeRowVnni(x + i * ldx, depth, groups, q, s, c);
-#endif
-    QuantizeRowPortable(x + i * ldx, depth, groups, q, s, c);
+    (kernels != nullptr ? kernels->quantize_row : &q8::QuantizeRowPortable)(x + i * ldx, depth,
+                                                                            groups, q, s, c);
   };
   if (m * depth <= kSerialQuantizeValues) {
     for (size_t i = 0; i < m; ++i) quantize(i);
@@ -424,28 +262,46 @@ Result<Q8Matrix> Q8Matrix::View(std::span<const uint8_t> bytes, int64_t rows, in
   return w;
 }
 
-const char* Q8MatMulPath() { return UseVnni() ? "avx512vnni" : "portable"; }
+std::vector<const char*> Q8MatMulPaths() {
+  const Paths& paths = AvailablePaths();
+  std::vector<const char*> names;
+  for (size_t i = 0; i < paths.count; ++i) names.push_back(PathName(paths.sets[i]));
+  return names;
+}
 
-void ForceQ8MatMulPortable(bool portable) {
-  g_force_portable.store(portable, std::memory_order_relaxed);
+const char* Q8MatMulPath() { return PathName(ChosenKernels()); }
+
+bool ForceQ8MatMulPath(std::string_view path) {
+  if (path.empty()) {
+    g_forced_path.store(-1, std::memory_order_relaxed);
+    return true;
+  }
+  const Paths& paths = AvailablePaths();
+  for (size_t i = 0; i < paths.count; ++i) {
+    if (path == PathName(paths.sets[i])) {
+      g_forced_path.store(static_cast<int>(i), std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
 }
 
 void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Q8Matrix& w,
             const float* bias, float* y, int64_t ldy, bool accumulate) {
   if (m <= 0 || w.rows() <= 0) return;
-  const bool vnni = UseVnni();
+  const q8::KernelSet* kernels = ChosenKernels();
   const auto rows = static_cast<size_t>(m), n = static_cast<size_t>(w.rows());
   const auto depth = static_cast<size_t>(w.cols()), groups = static_cast<size_t>(w.groups());
   const QuantizedRows qx =
-      QuantizeRows(pool, x, rows, static_cast<size_t>(ldx), depth, groups, vnni);
-  const Q8Job job{&qx,
-                  w.data(),
-                  static_cast<size_t>(w.panel_bytes()),
-                  n,
-                  bias,
-                  y,
-                  static_cast<size_t>(ldy),
-                  accumulate};
+      QuantizeRows(pool, x, rows, static_cast<size_t>(ldx), depth, groups, kernels);
+  const q8::Job job{&qx,
+                    w.data(),
+                    static_cast<size_t>(w.panel_bytes()),
+                    n,
+                    bias,
+                    y,
+                    static_cast<size_t>(ldy),
+                    accumulate};
   const size_t panels = static_cast<size_t>(w.panels());
   // Row blocks of near-equal size; within a block, row tiles of near-equal size.
   const size_t block_target =
@@ -453,7 +309,10 @@ void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Q8Ma
   const size_t row_blocks = (rows + block_target - 1) / block_target;
   const size_t block_rows_max = (rows + row_blocks - 1) / row_blocks;
   const size_t tiles_max = (block_rows_max + kMaxTileRows - 1) / kMaxTileRows;
-  const size_t panels_max = PanelsForRows((block_rows_max + tiles_max - 1) / tiles_max);
+  const size_t panels_max =
+      kernels != nullptr
+          ? kernels->panels_for_rows[(block_rows_max + tiles_max - 1) / tiles_max - 1]
+          : q8::kMaxTilePanels;
   // Long contiguous runs of panels (about 8 tasks per thread; with one row block a multiple of
   // the thread count): the prefetchers ramp up once per run, and threads finish together.
   const size_t threads = static_cast<size_t>(pool.num_threads());
@@ -466,10 +325,9 @@ void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Q8Ma
     const size_t block_rows = SplitPoint(rows, row_blocks, row_block + 1) - i_begin;
     const size_t run_begin = SplitPoint(panels, runs, run_index);
     const size_t run = SplitPoint(panels, runs, run_index + 1) - run_begin;
-    if (!vnni) return RowsPortable(job, i_begin, block_rows, run_begin, run);
-#if MINERU_Q8_X86
+    if (kernels == nullptr) return RowsPortable(job, i_begin, block_rows, run_begin, run);
     const size_t row_tiles = (block_rows + kMaxTileRows - 1) / kMaxTileRows;
-    const size_t c_max = PanelsForRows((block_rows + row_tiles - 1) / row_tiles);
+    const size_t c_max = kernels->panels_for_rows[(block_rows + row_tiles - 1) / row_tiles - 1];
     const size_t sets = (run + c_max - 1) / c_max;  // of near-equal size, at most c_max
     for (size_t set = 0; set < sets; ++set) {
       const size_t p0 = run_begin + SplitPoint(run, sets, set);
@@ -477,10 +335,9 @@ void MatMul(ThreadPool& pool, const float* x, int64_t m, int64_t ldx, const Q8Ma
       for (size_t tile = 0; tile < row_tiles; ++tile) {
         const size_t i0 = i_begin + SplitPoint(block_rows, row_tiles, tile);
         const size_t r = i_begin + SplitPoint(block_rows, row_tiles, tile + 1) - i0;
-        kTiles[r - 1][c - 1](job, i0, p0);
+        kernels->tiles[r - 1][c - 1](job, i0, p0);
       }
     }
-#endif
   });
 }
 
