@@ -82,6 +82,7 @@ double DecodeWeightBytes(const model::Model& model) {
 int RunBench(const BenchArgs& args, const GlobalOptions& global) {
   const int threads = ResolveThreads(global);
   ThreadPool pool(threads);
+  args.load.WarnIfSlow();
   double t0 = Now();
   auto loaded = model::Model::Load(args.model_dir, args.load.Limits(), /*pack=*/true, &pool,
                                    args.load.Compute());

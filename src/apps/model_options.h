@@ -4,6 +4,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
 
 #include "model/checkpoint.h"
 #include "model/precision.h"
@@ -59,6 +61,12 @@ struct ModelLoadOptions {
     compute.quantized_path = quantized;
     compute.packed_path = packed;
     return compute;
+  }
+  // Says on stderr, once per load, when the choice runs a portable loop on this CPU.
+  void WarnIfSlow() const {
+    const model::ComputeOptions compute = Compute();
+    const std::string warning = model::SlowPathWarning(compute.precision, compute.weights);
+    if (!warning.empty()) std::fprintf(stderr, "mineru-cpp: warning: %s\n", warning.c_str());
   }
 };
 

@@ -55,6 +55,7 @@ Result<std::unique_ptr<engine::Engine>> StartEngine(const std::string& model,
                                                     std::string_view command) {
   MINERU_ASSIGN_OR_RETURN(std::string dir, ResolveModelSource(model));
   ThreadPool load_pool(threads);
+  load.WarnIfSlow();
   MINERU_ASSIGN_OR_RETURN(auto loaded, model::Model::Load(dir, load.Limits(), /*pack=*/true,
                                                           &load_pool, load.Compute()));
   std::shared_ptr<const model::Model> shared(std::move(loaded));

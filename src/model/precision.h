@@ -17,7 +17,8 @@
 //   int8: every matrix quantized to int8 per group of 32 with a float32 scale (ops/q8_matrix.h,
 //         llama.cpp's Q8_0 scheme), read from the file `mineru-cpp quantize` writes
 //         (model/weights_file.h) or quantized at load; products are int8 x int8 with the
-//         activations quantized per row and group on the fly (VNNI where the CPU has it).
+//         activations quantized per row and group on the fly (AVX-512 VNNI or AVX2 where the
+//         CPU has them).
 //         Attention follows the precision.
 #pragma once
 
@@ -39,6 +40,11 @@ enum class WeightFormat { kBf16, kInt8 };
 
 std::string_view WeightFormatName(WeightFormat format);
 std::optional<WeightFormat> ParseWeightFormat(std::string_view name);
+
+// What a user should hear before loading with this choice ("" for nothing): a precision or a
+// weight format whose products run a portable loop on this CPU — bf16 without AVX-512 BF16, int8
+// with neither VNNI nor AVX2 — is correct but one to two orders of magnitude slower.
+std::string SlowPathWarning(Precision precision, WeightFormat weights);
 
 // How a model's matrices are prepared for compute at load.
 struct ComputeOptions {

@@ -16,6 +16,8 @@
 #include "model/greedy.h"
 #include "model/model.h"
 #include "model/weights_file.h"
+#include "ops/bf16_matmul.h"
+#include "ops/q8_matrix.h"
 
 namespace mineru::model {
 namespace {
@@ -226,6 +228,28 @@ TEST_F(QuantizedFileTest, Int8StaysCloseToBf16OnTheGoldenCases) {
     // A random tiny model has many near-ties (hidden size 64): docs/MODEL.md records 88-94 %.
     EXPECT_GE(agree * 100, positions * 85) << "top-1 agreement below 85%";
   }
+}
+
+// The load-time warning names exactly the choices that would run a portable loop here.
+TEST(SlowPathWarningTest, NamesThePortableLoopsAndNothingElse) {
+  EXPECT_EQ(SlowPathWarning(Precision::kFp32, WeightFormat::kBf16), "");
+  const bool int8_fast = std::string(ops::Q8MatMulPaths().front()) != "portable";
+  EXPECT_EQ(SlowPathWarning(Precision::kFp32, WeightFormat::kInt8).empty(), int8_fast);
+  EXPECT_EQ(SlowPathWarning(Precision::kBf16, WeightFormat::kBf16).empty(), ops::Bf16DotIsNative());
+
+  ASSERT_TRUE(ops::ForceQ8MatMulPath("portable"));
+  const std::string int8 = SlowPathWarning(Precision::kFp32, WeightFormat::kInt8);
+  ops::ForceQ8MatMulPath("");
+  EXPECT_NE(int8.find("int8 products run the portable loop"), std::string::npos) << int8;
+
+  ops::ForceBf16Portable(true);
+  const std::string bf16 = SlowPathWarning(Precision::kBf16, WeightFormat::kBf16);
+  const std::string attention = SlowPathWarning(Precision::kBf16, WeightFormat::kInt8);
+  const std::string fp32 = SlowPathWarning(Precision::kFp32, WeightFormat::kBf16);
+  ops::ForceBf16Portable(false);
+  EXPECT_NE(bf16.find("bf16 products run the portable loop"), std::string::npos) << bf16;
+  EXPECT_EQ(attention.find("bf16 attention") == std::string::npos, !int8_fast) << attention;
+  EXPECT_EQ(fp32, "");
 }
 
 }  // namespace
