@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -92,6 +93,13 @@ class PackedMatrix {
 
   // Int8 weights (owned or a view of mapped bytes) for the int8 product.
   static PackedMatrix Q8(Q8Matrix q8);
+
+  // Rows [begin, begin + count) as a matrix of their own that views this one's bytes (which
+  // must outlive it): MatMul over the view gives exactly the columns MatMul over the whole gives
+  // for those rows, bit for bit. nullopt when the rows do not start a panel (begin a multiple
+  // of kPanelCols for panels, of kQ8PanelCols for int8; bf16 rows start anywhere) or the range
+  // is not inside [0, rows()).
+  std::optional<PackedMatrix> RowsView(int64_t begin, int64_t count) const;
 
   WeightLayout layout() const { return layout_; }
   // kQ8 only.

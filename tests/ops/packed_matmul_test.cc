@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -307,6 +308,63 @@ TEST(PackedMatMulTest, PackOfPartsEqualsPackOfConcatenation) {
     EXPECT_EQ(a.cols(), cols);
     ASSERT_EQ(a.bytes(), b.bytes());
     EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<size_t>(a.bytes())), 0);
+  }
+}
+
+// A view of rows [begin, begin + count) multiplies exactly as those columns of the whole do,
+// in every layout (panels of bf16 and f32, bf16 rows over several parts, int8), ranges ending
+// inside a panel included; starts off a panel and ranges outside the matrix are refused.
+TEST(PackedMatMulTest, RowsViewGivesTheWholeProductsColumns) {
+  ThreadPool pool(2);
+  const int64_t rows = 96, cols = 70, m = 5;
+  const auto bf16 = MakeWeights(DType::kBF16, rows, cols, 8);
+  const auto f32 = MakeWeights(DType::kF32, rows, cols, 9);
+  // bf16 rows from parts that do not line up with the views: 45 + 7 + 44.
+  std::vector<MatrixView> parts;
+  int64_t start = 0;
+  for (int64_t r : {45, 7, 44}) {
+    parts.push_back({bf16.storage.data() + start * cols * 2, DType::kBF16, r, cols});
+    start += r;
+  }
+  std::vector<PackedMatrix> matrices;
+  matrices.push_back(PackedMatrix::Pack(pool, bf16.view));
+  matrices.push_back(PackedMatrix::Pack(pool, f32.view));
+  matrices.push_back(PackedMatrix::Bf16Rows(parts));
+  matrices.push_back(PackedMatrix::Q8(Q8Matrix::Quantize(pool, bf16.view)));
+  const auto x = RandomVector(static_cast<size_t>(m * cols), 10);
+  const auto bias = RandomVector(static_cast<size_t>(rows), 11);
+  for (const PackedMatrix& w : matrices) {
+    const int64_t step = w.layout() == WeightLayout::kPanels ? kPanelCols
+                         : w.layout() == WeightLayout::kQ8   ? kQ8PanelCols
+                                                             : 1;
+    SCOPED_TRACE(::testing::Message()
+                 << "layout " << static_cast<int>(w.layout()) << " dtype " << DTypeName(w.dtype()));
+    std::vector<float> whole(static_cast<size_t>(m * rows));
+    MatMul(pool, x.data(), m, cols, w, bias.data(), whole.data(), rows, false);
+    for (int64_t begin : {int64_t{0}, step, 2 * step}) {
+      for (int64_t count : {int64_t{1}, int64_t{17}, rows - begin}) {
+        if (begin + count > rows) continue;
+        const std::optional<PackedMatrix> view = w.RowsView(begin, count);
+        ASSERT_TRUE(view.has_value()) << begin << " + " << count;
+        EXPECT_EQ(view->rows(), count);
+        EXPECT_EQ(view->cols(), cols);
+        const int64_t ldy = count + 3;
+        std::vector<float> y(static_cast<size_t>(m * ldy), -7.0f);
+        MatMul(pool, x.data(), m, cols, *view, bias.data() + begin, y.data(), ldy, false);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < count; ++j) {
+            ASSERT_EQ(y[i * ldy + j], whole[i * rows + begin + j]) << begin << " + " << count;
+          }
+          for (int64_t j = count; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], -7.0f);  // untouched
+        }
+      }
+    }
+    EXPECT_FALSE(w.RowsView(-1, 2));
+    EXPECT_FALSE(w.RowsView(0, 0));
+    EXPECT_FALSE(w.RowsView(rows - 1, 2));
+    EXPECT_FALSE(w.RowsView(0, rows + 1));
+    EXPECT_EQ(w.RowsView(1, 2).has_value(), step == 1);
+    EXPECT_EQ(w.RowsView(step + 3, 2).has_value(), step == 1);
   }
 }
 

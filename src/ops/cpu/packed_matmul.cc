@@ -475,6 +475,42 @@ PackedMatrix PackedMatrix::Q8(Q8Matrix q8) {
   return m;
 }
 
+std::optional<PackedMatrix> PackedMatrix::RowsView(int64_t begin, int64_t count) const {
+  if (begin < 0 || count <= 0 || begin > rows_ - count) return std::nullopt;
+  PackedMatrix m;
+  m.layout_ = layout_;
+  m.dtype_ = dtype_;
+  m.rows_ = count;
+  m.cols_ = cols_;
+  switch (layout_) {
+    case WeightLayout::kPanels:
+      if (begin % kPanelCols != 0) return std::nullopt;
+      m.panels_ = panels_ + begin / kPanelCols * panel_bytes();
+      return m;
+    case WeightLayout::kQ8: {
+      if (begin % kQ8PanelCols != 0) return std::nullopt;
+      // The view's panels are whole: a partial last one holds columns of the rows after the
+      // range, which the product computes and never stores (it writes columns < rows only).
+      const int64_t bytes = Q8Matrix::BytesFor(count, cols_);
+      const uint8_t* first = q8_.data() + begin / kQ8PanelCols * q8_.panel_bytes();
+      Result<Q8Matrix> view = Q8Matrix::View({first, static_cast<size_t>(bytes)}, count, cols_);
+      if (!view) return std::nullopt;
+      m.q8_ = std::move(*view);
+      return m;
+    }
+    case WeightLayout::kBf16Rows:
+      // The parts holding [begin, begin + count), re-based at 0.
+      for (const Bf16RowPart& part : row_parts_) {
+        const int64_t part_end = &part == &row_parts_.back() ? rows_ : (&part + 1)->begin;
+        if (part_end <= begin || part.begin >= begin + count) continue;
+        const int64_t from = std::max(part.begin, begin);
+        m.row_parts_.push_back({from - begin, part.data + (from - part.begin) * cols_});
+      }
+      return m;
+  }
+  return std::nullopt;
+}
+
 HWY_EXPORT(PackedMatMulImpl);
 HWY_EXPORT(FusesMultiplyAdd);
 
