@@ -102,9 +102,14 @@ void Engine::Impl::RunVision(const BatchPlan& plan, PassResult& result) {
     }
     grids.insert(grids.end(), seq->grids.begin(), seq->grids.end());
     encoded.push_back(seq);
+    // Copied into the pass's pixels: freed now, not after the pass (the sequence fails as a
+    // whole if the pass does, so nothing would read them again).
+    seq->images.clear();
+    seq->images.shrink_to_fit();
   }
   if (encoded.empty()) return;
-  auto rows = model_->vision().Encode(*pool_, pixels, grids);
+  // Encode frees the pixels once the patch embedding has read them.
+  auto rows = model_->vision().Encode(*pool_, std::move(pixels), grids);
   const double seconds = Seconds(Clock::now() - start);
   const int64_t d = config.text.hidden_size;
   int64_t offset = 0;
@@ -116,8 +121,6 @@ void Engine::Impl::RunVision(const BatchPlan& plan, PassResult& result) {
     seq->vision.assign(rows->begin() + offset * d,
                        rows->begin() + (offset + seq->image_tokens) * d);
     offset += seq->image_tokens;
-    seq->images.clear();
-    seq->images.shrink_to_fit();
     seq->vision_seconds += seconds;
     seq->vision_done = Clock::now();
   }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include "ops/attention.h"
 #include "ops/bf16_attention.h"
@@ -15,7 +17,23 @@ namespace mineru::model {
 Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
                                                  std::span<const float> pixel_values,
                                                  std::span<const ImageGrid> grids,
-                                                 const TraceFn* trace, int64_t chunk_rows) const {
+                                                 const TraceFn* trace,
+                                                 const VisionEncodeTuning& tuning) const {
+  return EncodeImpl(pool, pixel_values, grids, trace, tuning, nullptr);
+}
+
+Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
+                                                 std::vector<float>&& pixel_values,
+                                                 std::span<const ImageGrid> grids,
+                                                 const TraceFn* trace,
+                                                 const VisionEncodeTuning& tuning) const {
+  std::vector<float> owned = std::move(pixel_values);
+  return EncodeImpl(pool, owned, grids, trace, tuning, &owned);
+}
+
+Result<std::vector<float>> VisionEncoder::EncodeImpl(
+    ThreadPool& pool, std::span<const float> pixel_values, std::span<const ImageGrid> grids,
+    const TraceFn* trace, const VisionEncodeTuning& tuning, std::vector<float>* release) const {
   if (packed_ == nullptr) {
     return Fail(ErrorCode::kInternal, "the vision weights are not packed (inspection load)");
   }
@@ -46,27 +64,34 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
   const ops::AttentionShape shape{heads, heads, dv, 1.0f / std::sqrt(static_cast<float>(dv)),
                                   /*causal=*/false};
   std::vector<float> x(static_cast<size_t>(patches * e));
-  // normed also takes the attention's output: the q/k/v products have read it by then, and the
-  // next LayerNorm overwrites it only after the projection has read the attention.
-  std::vector<float> normed(x.size()), q(x.size());
-  float* const attn = normed.data();
-  // Row chunks of the q/k/v product and of the MLP (kVisionChunkBytes): q is kept whole,
-  // keys and values go straight into their packed chunks.
+  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, packed_->patch_embed, nullptr,
+              x.data(), e, false);
+  Trace(trace, "vision.patch_embed", x.data(), patches, e);
+  if (release != nullptr) std::vector<float>().swap(*release);  // pixel_values dangles now
+
+  // Row chunks (kVisionChunkBytes) of every product over all patches but the patch embedding.
+  // One scratch buffer serves them in turn: a chunk's keys and values, then a chunk's q and its
+  // attention output, then a chunk's MLP hidden rows.
   auto rows_for = [&](int64_t width) {
     const int64_t rows =
-        chunk_rows > 0
-            ? chunk_rows
+        tuning.chunk_rows > 0
+            ? tuning.chunk_rows
             : std::max(kVisionMinChunkRows,
                        kVisionChunkBytes / (width * static_cast<int64_t>(sizeof(float))));
     return std::min(patches, rows);
   };
   const int64_t qkv_rows = rows_for(3 * e), mlp_rows = rows_for(mlp);
-  std::vector<float> qkv(static_cast<size_t>(qkv_rows * 3 * e));
-  std::vector<float> hidden(static_cast<size_t>(mlp_rows * mlp));
-
-  ops::MatMul(pool, pixel_values.data(), patches, patch_dim, packed_->patch_embed, nullptr,
-              x.data(), e, false);
-  Trace(trace, "vision.patch_embed", x.data(), patches, e);
+  // Whether every block's q rows and k/v rows of the fused matrix can be multiplied alone (the
+  // blocks share one layout, so this is all or none in practice).
+  bool split_qkv = !tuning.whole_qkv;
+  for (const PackedVisionBlock& block : packed_->blocks) {
+    split_qkv = split_qkv && block.qkv.RowsView(0, e) && block.qkv.RowsView(e, 2 * e);
+  }
+  // The q pass holds a chunk's q (E or 3E wide) and its attention output (E wide).
+  const int64_t ld_q = split_qkv ? e : 3 * e, ld_kv = split_qkv ? 2 * e : 3 * e;
+  std::vector<float> normed(x.size());
+  std::vector<float> scratch(
+      static_cast<size_t>(std::max({qkv_rows * (ld_q + e), qkv_rows * ld_kv, mlp_rows * mlp})));
 
   std::vector<float> cos, sin;
   CosSin(VisionRotaryAngles(grids, c), cos, sin);
@@ -113,13 +138,9 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
     if (bf16) {
       chunks16[s] = {keys16.data() + key_offsets[s], values16.data() + value_offsets[s], seg.length,
                      seg.capacity};
-      problems16[s] = {q.data() + seg.start * e, e, seg.length, 0, std::span(&chunks16[s], 1),
-                       attn + seg.start * e,     e};
-      continue;
+    } else {
+      chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
     }
-    chunks[s] = {keys.data() + seg.offset, values.data() + seg.offset, seg.length, seg.capacity};
-    problems[s] = {q.data() + seg.start * e, e, seg.length, 0, std::span(&chunks[s], 1),
-                   attn + seg.start * e,     e};
   }
 
   for (int b = 0; b < c.depth; ++b) {
@@ -127,18 +148,30 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
     const PackedVisionBlock& p = packed_->blocks[static_cast<size_t>(b)];
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm1_weight.data(), w.norm1_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
+    // Attention in two passes over row chunks, so that q never exists for all patches at once:
+    // first every row's keys and values into the segments' packed chunks (each query needs all
+    // of its image's keys), then per chunk of rows its q, its attention and the projection into
+    // the residual stream (which no later chunk reads: their q come from normed). The q rows
+    // and the k/v rows of the fused matrix are multiplied separately where they can be viewed
+    // alone (ops::PackedMatrix::RowsView: the same bits as the fused product's columns), else
+    // (or with whole_qkv) the fused product runs and the other columns are dropped.
+    const std::optional<ops::PackedMatrix> q_part = split_qkv ? p.qkv.RowsView(0, e) : std::nullopt;
+    const std::optional<ops::PackedMatrix> kv_part =
+        split_qkv ? p.qkv.RowsView(e, 2 * e) : std::nullopt;
+    const int64_t k_col = split_qkv ? 0 : e;
     for (int64_t r0 = 0; r0 < patches; r0 += qkv_rows) {
       const int64_t rows = std::min(qkv_rows, patches - r0);
-      ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.qkv, w.qkv_bias.data(), qkv.data(),
-                  3 * e, false);
-      // Rotary on q (columns [0, E)) and k (columns [E, 2E)); cos/sin rows of dv / 2 values.
-      const float* row_cos = cos.data() + r0 * (dv / 2);
-      const float* row_sin = sin.data() + r0 * (dv / 2);
-      ops::RopeRotateHalf(pool, qkv.data(), rows, 3 * e, heads, dv, row_cos, row_sin);
-      ops::RopeRotateHalf(pool, qkv.data() + e, rows, 3 * e, heads, dv, row_cos, row_sin);
-      for (int64_t i = 0; i < rows; ++i) {
-        std::copy_n(qkv.data() + i * 3 * e, e, q.data() + (r0 + i) * e);
+      if (kv_part) {
+        ops::MatMul(pool, normed.data() + r0 * e, rows, e, *kv_part, w.qkv_bias.data() + e,
+                    scratch.data(), ld_kv, false);
+      } else {
+        ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.qkv, w.qkv_bias.data(), scratch.data(),
+                    ld_kv, false);
       }
+      float* const k = scratch.data() + k_col;
+      // Rotary on k; cos/sin rows of dv / 2 values.
+      ops::RopeRotateHalf(pool, k, rows, ld_kv, heads, dv, cos.data() + r0 * (dv / 2),
+                          sin.data() + r0 * (dv / 2));
       // Keys and values of the rows into each segment they belong to, in order (the bf16
       // writer relies on it; slots past a segment's length stay zero from allocation).
       for (size_t s = 0; s < segments.size(); ++s) {
@@ -146,46 +179,80 @@ Result<std::vector<float>> VisionEncoder::Encode(ThreadPool& pool,
         const int64_t lo = std::max(r0, seg.start);
         const int64_t hi = std::min(r0 + rows, seg.start + seg.length);
         if (lo >= hi) continue;
-        const float* row = qkv.data() + (lo - r0) * 3 * e;
+        const float* row = k + (lo - r0) * ld_kv;
         if (bf16) {
           ops::WriteKvBf16(
-              pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, hi - lo,
+              pool, shape, row, ld_kv, row + e, ld_kv, hi - lo,
               {keys16.data() + key_offsets[s], values16.data() + value_offsets[s], seg.capacity},
               lo - seg.start);
         } else {
-          ops::PackKv(pool, shape, row + e, 3 * e, row + 2 * e, 3 * e, hi - lo,
+          ops::PackKv(pool, shape, row, ld_kv, row + e, ld_kv, hi - lo,
                       {keys.data() + seg.offset, values.data() + seg.offset, seg.capacity},
                       lo - seg.start);
         }
       }
     }
-    if (bf16) {
-      ops::AttentionBf16(pool, shape, problems16);
-    } else {
-      ops::Attention(pool, shape, problems);
+    for (int64_t r0 = 0; r0 < patches; r0 += qkv_rows) {
+      const int64_t rows = std::min(qkv_rows, patches - r0);
+      float* const q = scratch.data();
+      float* const attn = scratch.data() + rows * ld_q;  // [rows, e]
+      ops::MatMul(pool, normed.data() + r0 * e, rows, e, q_part ? *q_part : p.qkv,
+                  w.qkv_bias.data(), q, ld_q, false);
+      ops::RopeRotateHalf(pool, q, rows, ld_q, heads, dv, cos.data() + r0 * (dv / 2),
+                          sin.data() + r0 * (dv / 2));
+      // This chunk's queries against all keys of each segment they belong to.
+      problems.clear();
+      problems16.clear();
+      for (size_t s = 0; s < segments.size(); ++s) {
+        const Segment& seg = segments[s];
+        const int64_t lo = std::max(r0, seg.start);
+        const int64_t hi = std::min(r0 + rows, seg.start + seg.length);
+        if (lo >= hi) continue;
+        const float* q_rows = q + (lo - r0) * ld_q;
+        float* out = attn + (lo - r0) * e;
+        if (bf16) {
+          problems16.push_back({q_rows, ld_q, hi - lo, 0, std::span(&chunks16[s], 1), out, e});
+        } else {
+          problems.push_back({q_rows, ld_q, hi - lo, 0, std::span(&chunks[s], 1), out, e});
+        }
+      }
+      if (bf16) {
+        ops::AttentionBf16(pool, shape, problems16);
+      } else {
+        ops::Attention(pool, shape, problems);
+      }
+      ops::MatMul(pool, attn, rows, e, p.proj, w.proj_bias.data(), x.data() + r0 * e, e, true);
     }
-    ops::MatMul(pool, attn, patches, e, p.proj, w.proj_bias.data(), x.data(), e, true);
     ops::LayerNorm(pool, x.data(), patches, e, e, w.norm2_weight.data(), w.norm2_bias.data(),
                    c.layer_norm_eps, normed.data(), e);
     for (int64_t r0 = 0; r0 < patches; r0 += mlp_rows) {
       const int64_t rows = std::min(mlp_rows, patches - r0);
-      ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.fc1, w.fc1_bias.data(), hidden.data(),
-                  mlp, false);
+      float* const hidden = scratch.data();
+      ops::MatMul(pool, normed.data() + r0 * e, rows, e, p.fc1, w.fc1_bias.data(), hidden, mlp,
+                  false);
       if (c.hidden_act == "quick_gelu") {
-        ops::QuickGelu(pool, hidden.data(), rows * mlp);
+        ops::QuickGelu(pool, hidden, rows * mlp);
       } else {
-        ops::GeluErf(pool, hidden.data(), rows * mlp);
+        ops::GeluErf(pool, hidden, rows * mlp);
       }
-      ops::MatMul(pool, hidden.data(), rows, mlp, p.fc2, w.fc2_bias.data(), x.data() + r0 * e, e,
-                  true);
+      ops::MatMul(pool, hidden, rows, mlp, p.fc2, w.fc2_bias.data(), x.data() + r0 * e, e, true);
     }
     Trace(trace, "vision.block." + std::to_string(b), x.data(), patches, e);
   }
+
+  // The blocks' buffers go before the merger allocates its own, and the residual stream once
+  // its LayerNorm has read it: the merger's peak is normed and merged_hidden alone.
+  auto release_all = [](auto&... buffers) {
+    ((std::decay_t<decltype(buffers)>().swap(buffers)), ...);
+  };
+  release_all(scratch, keys, values, keys16, values16, chunks, chunks16, problems, problems16, cos,
+              sin);
 
   // Merger: LayerNorm, then each window of merge_unit consecutive rows is one row of
   // merge_unit * E values (a free reshape), Linear -> exact GELU -> Linear.
   ops::LayerNorm(pool, x.data(), patches, e, e, weights_.merger_norm_weight.data(),
                  weights_.merger_norm_bias.data(), c.layer_norm_eps, normed.data(), e);
+  release_all(x);
   const int64_t tokens = patches / c.merge_unit();
   const int64_t merged = e * c.merge_unit();
   std::vector<float> merged_hidden(static_cast<size_t>(tokens * merged));

@@ -26,6 +26,16 @@ namespace mineru::model {
 inline constexpr int64_t kVisionChunkBytes = int64_t{16} << 20;
 inline constexpr int64_t kVisionMinChunkRows = 256;
 
+// Knobs of Encode for tests; the defaults are what the engine runs, and every value gives the
+// same bits.
+struct VisionEncodeTuning {
+  // > 0: rows per chunk of the q/k/v, attention and MLP passes; 0: sized by kVisionChunkBytes.
+  int64_t chunk_rows = 0;
+  // true: the q and the k/v passes each run the fused q/k/v product, as for a matrix whose q
+  // rows cannot be viewed alone (ops::PackedMatrix::RowsView), instead of their own rows.
+  bool whole_qkv = false;
+};
+
 class VisionEncoder {
  public:
   // `packed` holds the matrices Encode multiplies by (biases and norms come from `weights`);
@@ -40,14 +50,28 @@ class VisionEncoder {
   // share every matrix product; attention stays within each image. The products are
   // batch invariant (ops/packed_matrix.h), so an image's rows do not depend on the other images
   // of the call.
-  // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged". chunk_rows > 0 sets the
-  // row chunks of the q/k/v product and the MLP (tests: any value gives the same bits); 0 sizes
-  // them by kVisionChunkBytes.
+  // Traces "vision.patch_embed", "vision.block.<i>", "vision.merged".
+  // Memory beyond the weights, for P patches of width E: the residual stream and its LayerNorm
+  // (P E floats each), the keys and values (2 P E floats, or bf16 pairs in bf16 precision) and
+  // one scratch buffer of kVisionChunkBytes; q and the attention output exist one row chunk at a
+  // time.
   Result<std::vector<float>> Encode(ThreadPool& pool, std::span<const float> pixel_values,
                                     std::span<const ImageGrid> grids,
-                                    const TraceFn* trace = nullptr, int64_t chunk_rows = 0) const;
+                                    const TraceFn* trace = nullptr,
+                                    const VisionEncodeTuning& tuning = {}) const;
+  // The same, taking the pixel values over: they are freed as soon as the patch embedding has
+  // read them, before the blocks' activations exist (a 1036 x 1036 page's are 26 MB).
+  Result<std::vector<float>> Encode(ThreadPool& pool, std::vector<float>&& pixel_values,
+                                    std::span<const ImageGrid> grids,
+                                    const TraceFn* trace = nullptr,
+                                    const VisionEncodeTuning& tuning = {}) const;
 
  private:
+  Result<std::vector<float>> EncodeImpl(ThreadPool& pool, std::span<const float> pixel_values,
+                                        std::span<const ImageGrid> grids, const TraceFn* trace,
+                                        const VisionEncodeTuning& tuning,
+                                        std::vector<float>* release) const;
+
   const VisionConfig& config_;
   const VisionWeights& weights_;
   const PackedVisionWeights* packed_;

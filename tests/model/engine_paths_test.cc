@@ -90,9 +90,11 @@ TEST_F(EnginePathsTest, TwoImagesInOnePromptAreSplicedInOrder) {
   EXPECT_EQ(result->sequences[0].generated.size(), 2u);
 }
 
-// The q/k/v product and the MLP run over row chunks (kVisionChunkBytes); chunks of 37 rows end
-// at odd rows inside an image and span the boundary between the two images, which the bf16 key
-// packing must handle: bit-identical to one chunk, in either precision.
+// The k/v, q-and-attention and MLP passes run over row chunks (kVisionChunkBytes); chunks of 37
+// rows end at odd rows inside an image and span the boundary between the two images, which the
+// bf16 key packing and the per-chunk attention problems must handle; and the q and k/v rows'
+// own products equal the fused product's columns: bit-identical to one chunk, in each precision
+// and weight format.
 TEST_F(EnginePathsTest, VisionRowChunksChangeNoBit) {
   const std::vector<float> doc = Pixels("doc_400x300"), odd = Pixels("odd_333x517");
   std::vector<float> both = doc;
@@ -102,13 +104,21 @@ TEST_F(EnginePathsTest, VisionRowChunksChangeNoBit) {
   bf16.precision = Precision::kBf16;
   auto bf16_model = Model::Load(kGolden + "/model", {}, true, &pool_, bf16);
   ASSERT_TRUE(bf16_model) << bf16_model.error().ToString();
-  for (const Model* model : {model_.get(), bf16_model->get()}) {
-    auto whole = model->vision().Encode(pool_, both, grids, nullptr, 1 << 20);
+  ComputeOptions int8;
+  int8.weights = WeightFormat::kInt8;
+  auto int8_model = Model::Load(kGolden + "/model", {}, true, &pool_, int8);
+  ASSERT_TRUE(int8_model) << int8_model.error().ToString();
+  for (const Model* model : {model_.get(), bf16_model->get(), int8_model->get()}) {
+    auto whole = model->vision().Encode(pool_, both, grids, nullptr, {.chunk_rows = 1 << 20});
     ASSERT_TRUE(whole) << whole.error().ToString();
     for (int64_t rows : {int64_t{37}, int64_t{256}, int64_t{616}}) {
-      auto chunked = model->vision().Encode(pool_, both, grids, nullptr, rows);
-      ASSERT_TRUE(chunked) << chunked.error().ToString();
-      EXPECT_EQ(*chunked, *whole) << PrecisionName(model->precision()) << ", chunks of " << rows;
+      for (bool whole_qkv : {false, true}) {
+        auto chunked = model->vision().Encode(pool_, both, grids, nullptr,
+                                              {.chunk_rows = rows, .whole_qkv = whole_qkv});
+        ASSERT_TRUE(chunked) << chunked.error().ToString();
+        EXPECT_EQ(*chunked, *whole) << PrecisionName(model->precision()) << ", chunks of " << rows
+                                    << (whole_qkv ? ", fused q/k/v products" : "");
+      }
     }
   }
 }
