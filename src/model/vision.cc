@@ -143,6 +143,14 @@ Result<std::vector<float>> VisionEncoder::EncodeImpl(
     }
   }
 
+  // Calls fn(s, lo, hi) for each segment s holding rows [lo, hi) of the chunk [r0, r0 + rows).
+  auto for_each_segment_in = [&](int64_t r0, int64_t rows, const auto& fn) {
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const int64_t lo = std::max(r0, segments[s].start);
+      const int64_t hi = std::min(r0 + rows, segments[s].start + segments[s].length);
+      if (lo < hi) fn(s, lo, hi);
+    }
+  };
   for (int b = 0; b < c.depth; ++b) {
     const VisionBlockWeights& w = weights_.blocks[static_cast<size_t>(b)];
     const PackedVisionBlock& p = packed_->blocks[static_cast<size_t>(b)];
@@ -174,11 +182,8 @@ Result<std::vector<float>> VisionEncoder::EncodeImpl(
                           sin.data() + r0 * (dv / 2));
       // Keys and values of the rows into each segment they belong to, in order (the bf16
       // writer relies on it; slots past a segment's length stay zero from allocation).
-      for (size_t s = 0; s < segments.size(); ++s) {
+      for_each_segment_in(r0, rows, [&](size_t s, int64_t lo, int64_t hi) {
         const Segment& seg = segments[s];
-        const int64_t lo = std::max(r0, seg.start);
-        const int64_t hi = std::min(r0 + rows, seg.start + seg.length);
-        if (lo >= hi) continue;
         const float* row = k + (lo - r0) * ld_kv;
         if (bf16) {
           ops::WriteKvBf16(
@@ -190,7 +195,7 @@ Result<std::vector<float>> VisionEncoder::EncodeImpl(
                       {keys.data() + seg.offset, values.data() + seg.offset, seg.capacity},
                       lo - seg.start);
         }
-      }
+      });
     }
     for (int64_t r0 = 0; r0 < patches; r0 += qkv_rows) {
       const int64_t rows = std::min(qkv_rows, patches - r0);
@@ -203,11 +208,7 @@ Result<std::vector<float>> VisionEncoder::EncodeImpl(
       // This chunk's queries against all keys of each segment they belong to.
       problems.clear();
       problems16.clear();
-      for (size_t s = 0; s < segments.size(); ++s) {
-        const Segment& seg = segments[s];
-        const int64_t lo = std::max(r0, seg.start);
-        const int64_t hi = std::min(r0 + rows, seg.start + seg.length);
-        if (lo >= hi) continue;
+      for_each_segment_in(r0, rows, [&](size_t s, int64_t lo, int64_t hi) {
         const float* q_rows = q + (lo - r0) * ld_q;
         float* out = attn + (lo - r0) * e;
         if (bf16) {
@@ -215,7 +216,7 @@ Result<std::vector<float>> VisionEncoder::EncodeImpl(
         } else {
           problems.push_back({q_rows, ld_q, hi - lo, 0, std::span(&chunks[s], 1), out, e});
         }
-      }
+      });
       if (bf16) {
         ops::AttentionBf16(pool, shape, problems16);
       } else {

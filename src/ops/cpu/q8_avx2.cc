@@ -181,21 +181,16 @@ Q8_AVX2_TARGET void TileAvx2(const Job& job, size_t i0, size_t p0) {
   }
 }
 
-template <size_t R, size_t... Cs>
-constexpr std::array<TileFn, kMaxTilePanels> TileRow(std::index_sequence<Cs...>) {
-  return {{(Cs < kPanelsForRows[R - 1] ? &TileAvx2<R, std::min(Cs + 1, kPanelsForRows[R - 1])>
-                                       : nullptr)...}};
-}
-template <size_t... Rs>
-constexpr auto TileTable(std::index_sequence<Rs...>) {
-  return std::array{TileRow<Rs + 1>(std::make_index_sequence<kMaxTilePanels>())...};
-}
+struct Avx2Tiles {
+  static constexpr std::array<size_t, kMaxTileRows> kPanelsForRows = q8::kPanelsForRows;
+  template <size_t R, size_t C>
+  static constexpr TileFn kTile = &TileAvx2<R, C>;
+};
 
 }  // namespace
 
 const KernelSet* Avx2Kernels() {
-  static const KernelSet set{"avx2", &QuantizeRowAvx2, kPanelsForRows,
-                             TileTable(std::make_index_sequence<kMaxTileRows>())};
+  static const KernelSet set = MakeKernelSet<Avx2Tiles>("avx2", &QuantizeRowAvx2);
   static const bool has = CpuHasAvx2Fma();
   return has ? &set : nullptr;
 }

@@ -8,6 +8,7 @@
 // portable loop in cpu/q8_matmul.cc is the twin each is tested against.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,25 @@ struct KernelSet {
   std::array<size_t, kMaxTileRows> panels_for_rows;
   std::array<std::array<TileFn, kMaxTilePanels>, kMaxTileRows> tiles;
 };
+
+// The tile table of a kernel set from its tile function template, given as a class with
+//   static constexpr std::array<size_t, kMaxTileRows> kPanelsForRows;
+//   template <size_t R, size_t C> static constexpr TileFn kTile;   // &TheTile<R, C>
+template <class Tiles, size_t R, size_t... Cs>
+constexpr std::array<TileFn, kMaxTilePanels> TileRowOf(std::index_sequence<Cs...>) {
+  constexpr size_t most = Tiles::kPanelsForRows[R - 1];
+  return {{(Cs < most ? Tiles::template kTile<R, std::min(Cs + 1, most)> : nullptr)...}};
+}
+template <class Tiles, size_t... Rs>
+constexpr std::array<std::array<TileFn, kMaxTilePanels>, kMaxTileRows> TileTableOf(
+    std::index_sequence<Rs...>) {
+  return {{TileRowOf<Tiles, Rs + 1>(std::make_index_sequence<kMaxTilePanels>())...}};
+}
+template <class Tiles>
+KernelSet MakeKernelSet(const char* name, QuantizeRowFn quantize_row) {
+  return {name, quantize_row, Tiles::kPanelsForRows,
+          TileTableOf<Tiles>(std::make_index_sequence<kMaxTileRows>())};
+}
 
 // The kernel sets this CPU can run, or null: each checks the CPU itself (x86-64 only).
 const KernelSet* VnniKernels();

@@ -146,15 +146,11 @@ Q8_TARGET void TileVnni(const Job& job, size_t i0, size_t p0) {
   }
 }
 
-template <size_t R, size_t... Cs>
-constexpr std::array<TileFn, kMaxTilePanels> TileRow(std::index_sequence<Cs...>) {
-  return {{(Cs < kPanelsForRows[R - 1] ? &TileVnni<R, std::min(Cs + 1, kPanelsForRows[R - 1])>
-                                       : nullptr)...}};
-}
-template <size_t... Rs>
-constexpr auto TileTable(std::index_sequence<Rs...>) {
-  return std::array{TileRow<Rs + 1>(std::make_index_sequence<kMaxTilePanels>())...};
-}
+struct VnniTiles {
+  static constexpr std::array<size_t, kMaxTileRows> kPanelsForRows = q8::kPanelsForRows;
+  template <size_t R, size_t C>
+  static constexpr TileFn kTile = &TileVnni<R, C>;
+};
 
 bool CpuHasVnni() {
   __builtin_cpu_init();
@@ -166,8 +162,7 @@ bool CpuHasVnni() {
 }  // namespace
 
 const KernelSet* VnniKernels() {
-  static const KernelSet set{"avx512vnni", &QuantizeRowVnni, kPanelsForRows,
-                             TileTable(std::make_index_sequence<kMaxTileRows>())};
+  static const KernelSet set = MakeKernelSet<VnniTiles>("avx512vnni", &QuantizeRowVnni);
   static const bool has = CpuHasVnni();
   return has ? &set : nullptr;
 }
